@@ -1,0 +1,268 @@
+// Command bench measures what jail costs per call: it launches /bin/true
+// directly (the floor), through `jail -p default --`, and through bubblewrap
+// with the same isolation as jail's default profile, side by side in one run,
+// and reports per-call latency, parallel throughput and the jail/bwrap ratios
+// (the performance budget in DESIGN.md: ratio of medians ≤ 1.00, ratio of
+// throughputs ≥ 1.00).
+//
+// Usage (from the module root, after building the jail binary):
+//
+//	go run ./bench -jail ./jail [-n 50] [-parallel 8] [-duration 3s] [-json FILE]
+//
+// It installs nothing: bwrap must be on PATH (`make bench` installs it).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// target is the command every launcher runs.
+const target = "/bin/true"
+
+// minRuns is the fewest measured calls per launcher that -n accepts.
+const minRuns = 30
+
+// throughputRounds is how many bursts each jail and bwrap get, alternated.
+const throughputRounds = 2
+
+// config is the bench's settings, from the command line.
+type config struct {
+	jail     string
+	runs     int
+	warmup   int
+	parallel int
+	duration time.Duration
+	timeout  time.Duration
+	jsonPath string
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if err == nil {
+		err = run(cfg, os.Stdout)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the command line into a config and checks it.
+func parseFlags(args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&c.jail, "jail", "./jail", "the jail `binary` to measure")
+	fs.IntVar(&c.runs, "n", 50, fmt.Sprintf("measured calls per launcher (at least %d)", minRuns))
+	fs.IntVar(&c.warmup, "warmup", 10, "warm-up calls per launcher, not counted")
+	fs.IntVar(&c.parallel, "parallel", 8, "concurrent workers for the throughput test")
+	fs.DurationVar(&c.duration, "duration", 3*time.Second, "length of each throughput burst")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "kill a call that takes longer than this")
+	fs.StringVar(&c.jsonPath, "json", "", "also write every figure as JSON to `FILE`")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	case c.runs < minRuns:
+		return c, fmt.Errorf("-n %d: at least %d calls per launcher are needed for a p95", c.runs, minRuns)
+	case c.warmup < 0:
+		return c, fmt.Errorf("-warmup %d: must not be negative", c.warmup)
+	case c.parallel < 1:
+		return c, fmt.Errorf("-parallel %d: at least 1 worker is needed", c.parallel)
+	case c.duration <= 0 || c.timeout <= 0:
+		return c, errors.New("-duration and -timeout must be positive")
+	}
+	return c, nil
+}
+
+// Report holds every figure of one bench run; -json writes it.
+type Report struct {
+	Time       string       `json:"time"`
+	Host       Host         `json:"host"`
+	Target     string       `json:"target"`
+	Launchers  []Launcher   `json:"launchers"`
+	Latency    LatencyPart  `json:"latency"`
+	Throughput ThroughPart  `json:"throughput"`
+	Targets    TargetValues `json:"targets"`
+}
+
+// Host describes the machine and the two sandboxes under test.
+type Host struct {
+	Kernel       string `json:"kernel"`
+	CPUs         int    `json:"cpus"`
+	Jail         string `json:"jail"`
+	JailVersion  string `json:"jail_version"`
+	Bwrap        string `json:"bwrap"`
+	BwrapVersion string `json:"bwrap_version"`
+}
+
+// Launcher is one way of running the target, with its exact command line.
+type Launcher struct {
+	Name    string   `json:"name"`
+	Argv    []string `json:"argv"`
+	Command string   `json:"command"`
+}
+
+// LatencyPart is the sequential per-call measurement.
+type LatencyPart struct {
+	Warmup          int                  `json:"warmup_calls"`
+	Stats           map[string]Stats     `json:"stats"`
+	SamplesMs       map[string][]float64 `json:"samples_ms"`
+	JailBwrapMedian float64              `json:"jail_bwrap_median_ratio"`
+	JailBwrapP95    float64              `json:"jail_bwrap_p95_ratio"`
+}
+
+// ThroughPart is the parallel calls-per-second measurement.
+type ThroughPart struct {
+	Workers        int          `json:"workers"`
+	BurstSeconds   float64      `json:"burst_seconds"`
+	Results        []Throughput `json:"results"`
+	JailBwrapRatio float64      `json:"jail_bwrap_ratio"`
+}
+
+// TargetValues are the budget's goals for the ratios.
+type TargetValues struct {
+	MedianRatioMax     float64 `json:"median_ratio_max"`
+	P95RatioMax        float64 `json:"p95_ratio_max"`
+	ThroughputRatioMin float64 `json:"throughput_ratio_min"`
+}
+
+// run does the whole bench and prints it to w.
+func run(cfg config, w io.Writer) error {
+	ls, host, err := setup(cfg)
+	if err != nil {
+		return err
+	}
+	rep := Report{
+		Time:    time.Now().UTC().Format(time.RFC3339),
+		Host:    host,
+		Target:  target,
+		Targets: TargetValues{MedianRatioMax: 1, P95RatioMax: 1, ThroughputRatioMin: 1},
+	}
+	for _, l := range ls {
+		rep.Launchers = append(rep.Launchers, Launcher{Name: l.Name, Argv: l.Argv, Command: shellQuote(l.Argv)})
+	}
+	printHeader(w, rep)
+
+	cs, err := newCallers(cfg.parallel, cfg.timeout)
+	if err != nil {
+		return err
+	}
+	defer closeCallers(cs)
+
+	fmt.Fprintf(w, "\nlatency: %d warm-up + %d measured calls each, alternating %s …\n",
+		cfg.warmup, cfg.runs, names(ls))
+	if rep.Latency, err = latencyPart(cs[0], ls, cfg); err != nil {
+		return err
+	}
+	printLatency(w, ls, rep.Latency)
+
+	sandboxes := ls[1:] // jail, bwrap
+	fmt.Fprintf(w, "\nthroughput: %d workers at once, %d bursts of %v each, alternating %s …\n",
+		cfg.parallel, throughputRounds, cfg.duration, names(slices.Repeat(sandboxes, throughputRounds)))
+	if rep.Throughput, err = throughputPart(cs, sandboxes, cfg); err != nil {
+		return err
+	}
+	printThroughput(w, rep.Throughput)
+	return writeJSON(cfg.jsonPath, rep)
+}
+
+// setup finds the binaries and builds the three launchers: true, jail, bwrap.
+func setup(cfg config) ([]launcher, Host, error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, Host{}, errors.New("bwrap not found on PATH; install bubblewrap (apt-get install -y bubblewrap) or run `make bench`")
+	}
+	jail, err := resolveExe(cfg.jail)
+	if err != nil {
+		return nil, Host{}, err
+	}
+	bargs, err := bwrapArgs("/", []string{target})
+	if err != nil {
+		return nil, Host{}, err
+	}
+	ls := []launcher{
+		{Name: "true", Argv: []string{target}},
+		{Name: "jail", Argv: []string{jail, "-p", "default", "--", target}},
+		{Name: "bwrap", Argv: append([]string{bwrap}, bargs...)},
+	}
+	host := Host{
+		Kernel:       kernelRelease(),
+		CPUs:         runtime.NumCPU(),
+		Jail:         jail,
+		JailVersion:  version(jail, "version"),
+		Bwrap:        bwrap,
+		BwrapVersion: version(bwrap, "--version"),
+	}
+	return ls, host, nil
+}
+
+// resolveExe returns the absolute path of the executable file p (looked up
+// on PATH when it has no slash), or an error saying what is wrong with it.
+func resolveExe(p string) (string, error) {
+	if !strings.Contains(p, "/") {
+		found, err := exec.LookPath(p)
+		if err != nil {
+			return "", fmt.Errorf("-jail %s: not found on PATH", p)
+		}
+		p = found
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", fmt.Errorf("-jail %s: %w", p, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("-jail %s: %w (build the jail binary first)", p, err)
+	case fi.IsDir():
+		return "", fmt.Errorf("-jail %s: is a directory, not the jail binary (build it, then pass -jail PATH)", p)
+	case fi.Mode()&0o111 == 0:
+		return "", fmt.Errorf("-jail %s: not executable", p)
+	}
+	return abs, nil
+}
+
+// kernelRelease returns the running kernel's release, like uname -r.
+func kernelRelease() string {
+	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// version runs `exe arg` and returns the first line it prints, or why it
+// gave none. It gives up after 5 s.
+func version(exe, arg string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, exe, arg)
+	cmd.WaitDelay = time.Second // do not wait on pipes held by grandchildren
+	out, err := cmd.CombinedOutput()
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	switch {
+	case err != nil && line != "":
+		return fmt.Sprintf("(no answer to %q: %v: %s)", arg, err, line)
+	case err != nil:
+		return fmt.Sprintf("(no answer to %q: %v)", arg, err)
+	case line == "":
+		return fmt.Sprintf("(no answer to %q: printed nothing)", arg)
+	}
+	return line
+}

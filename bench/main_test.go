@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func seq(n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	return xs
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{7}, 7},
+		{[]float64{1, 2, 3}, 2},
+		{[]float64{1, 2, 3, 10}, 2.5},
+		{seq(50), 25.5},
+		{seq(51), 26},
+	} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	for _, tc := range []struct {
+		in   []float64
+		p    float64
+		want float64
+	}{
+		{nil, 95, 0},
+		{[]float64{4}, 95, 4},
+		{seq(100), 95, 95},
+		{seq(20), 95, 19}, // exactly 95% at or below 19: not rounded up to 20
+		{seq(50), 95, 48}, // ceil(47.5)
+		{seq(30), 95, 29}, // ceil(28.5)
+		{seq(10), 95, 10},
+		{seq(10), 50, 5},
+		{seq(10), 100, 10},
+		{seq(10), 1, 1},
+	} {
+		if got := percentile(tc.in, tc.p); got != tc.want {
+			t.Errorf("percentile(1..%d, %v) = %v, want %v", len(tc.in), tc.p, got, tc.want)
+		}
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	in := []time.Duration{
+		5 * time.Millisecond, 1 * time.Millisecond, 3 * time.Millisecond,
+		2 * time.Millisecond, 4 * time.Millisecond, 1500 * time.Microsecond,
+	}
+	orig := slices.Clone(in)
+	got := summarize(in)
+	want := Stats{Runs: 6, Median: 2.5, P95: 5, Mean: 16.5 / 6, Min: 1, Max: 5}
+	if got != want {
+		t.Errorf("summarize = %+v, want %+v", got, want)
+	}
+	if !slices.Equal(in, orig) {
+		t.Errorf("summarize reordered its input: %v", in)
+	}
+	if (summarize(nil) != Stats{}) {
+		t.Errorf("summarize(nil) = %+v, want zero", summarize(nil))
+	}
+}
+
+func TestRatio(t *testing.T) {
+	if got := ratio(3, 2); got != 1.5 {
+		t.Errorf("ratio(3, 2) = %v", got)
+	}
+	if got := ratio(3, 0); got != 0 {
+		t.Errorf("ratio(3, 0) = %v, want 0", got)
+	}
+}
+
+// fakeRoot builds a host tree under a temp dir: a merged-/usr layout (bin,
+// sbin, lib, lib64 symlinks), a few /etc files, one of them a symlink.
+func fakeRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"usr/bin", "usr/lib", "etc/ssl", "etc/ld.so.conf.d"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"etc/ld.so.cache", "etc/nsswitch.conf"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	links := map[string]string{
+		"bin":            "usr/bin",
+		"lib":            "usr/lib",
+		"lib64":          "usr/lib64", // dangling: still a symlink to recreate
+		"etc/localtime":  "/usr/share/zoneinfo/Etc/UTC",
+		"etc/os-release": "../usr/lib/os-release",
+	}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestBwrapArgs(t *testing.T) {
+	root := fakeRoot(t)
+	got, err := bwrapArgs(root, []string{"/bin/true", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+		"--ro-bind", root + "/usr", "/usr",
+		"--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64",
+		"--ro-bind", root + "/etc/ld.so.cache", "/etc/ld.so.cache",
+		"--ro-bind", root + "/etc/ld.so.conf.d", "/etc/ld.so.conf.d",
+		"--symlink", "/usr/share/zoneinfo/Etc/UTC", "/etc/localtime",
+		"--ro-bind", root + "/etc/ssl", "/etc/ssl",
+		"--ro-bind", root + "/etc/nsswitch.conf", "/etc/nsswitch.conf",
+		"--symlink", "../usr/lib/os-release", "/etc/os-release",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+		"/bin/true", "x",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("bwrapArgs:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestBwrapArgsEmptyRoot(t *testing.T) {
+	got, err := bwrapArgs(t.TempDir(), []string{"/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+		"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "/bin/true",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("bwrapArgs on an empty root = %q, want %q", got, want)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	got := shellQuote([]string{"/usr/bin/bwrap", "--ro-bind", "/a b", "/a b", "it's", "", "x=1"})
+	want := `/usr/bin/bwrap --ro-bind '/a b' '/a b' 'it'\''s' '' x=1`
+	if got != want {
+		t.Errorf("shellQuote = %s, want %s", got, want)
+	}
+}
+
+func newTestCaller(t *testing.T, timeout time.Duration) *caller {
+	t.Helper()
+	c, err := newCaller(timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestCallSucceeds(t *testing.T) {
+	c := newTestCaller(t, 10*time.Second)
+	d, err := c.call(launcher{Name: "true", Argv: []string{"/bin/true"}})
+	if err != nil || d <= 0 {
+		t.Fatalf("call(/bin/true) = %v, %v", d, err)
+	}
+}
+
+func TestCallReportsFailure(t *testing.T) {
+	c := newTestCaller(t, 10*time.Second)
+	// A first call leaves stderr behind; the failing one must not show it.
+	if _, err := c.call(launcher{Name: "noisy", Argv: []string{"/bin/sh", "-c", "echo stale >&2"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.call(launcher{Name: "jail", Argv: []string{"/bin/sh", "-c", "echo boom >&2; exit 3"}})
+	if err == nil {
+		t.Fatal("call of a command exiting 3: no error")
+	}
+	msg := err.Error()
+	for _, want := range []string{"jail failed", "exit status 3", "boom", `/bin/sh -c 'echo boom >&2; exit 3'`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q does not contain %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "stale") {
+		t.Errorf("error %q shows an earlier call's stderr", msg)
+	}
+}
+
+func TestCallTimesOut(t *testing.T) {
+	c := newTestCaller(t, 100*time.Millisecond)
+	start := time.Now()
+	_, err := c.call(launcher{Name: "slow", Argv: []string{"/bin/sh", "-c", "sleep 30; true"}})
+	if err == nil || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("call of a 30 s command = %v, want a timeout", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("timeout took %v", took)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	c, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.jail != "./jail" || c.runs != 50 || c.warmup != 10 || c.parallel != 8 ||
+		c.duration != 3*time.Second || c.timeout != 10*time.Second {
+		t.Errorf("defaults = %+v", c)
+	}
+	for _, args := range [][]string{{"-n", "29"}, {"-parallel", "0"}, {"-duration", "0s"}, {"extra"}} {
+		if _, err := parseFlags(args); err == nil {
+			t.Errorf("parseFlags(%q): no error", args)
+		}
+	}
+}
+
+func TestResolveExe(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := resolveExe(dir); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("resolveExe(a directory) = %v", err)
+	}
+	if _, err := resolveExe(filepath.Join(dir, "missing")); err == nil {
+		t.Error("resolveExe(a missing file): no error")
+	}
+	if got, err := resolveExe("sh"); err != nil || !filepath.IsAbs(got) {
+		t.Errorf(`resolveExe("sh") = %q, %v`, got, err)
+	}
+}
+
+// TestRunWithStandIn runs the whole bench, briefly, with the stand-in jail
+// script; it needs a working bwrap.
+func TestRunWithStandIn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real sandboxes")
+	}
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Skip("bwrap not on PATH")
+	}
+	if out, err := exec.Command(bwrap, "--unshare-all", "--ro-bind", "/", "/", "/bin/true").CombinedOutput(); err != nil {
+		t.Skipf("bwrap cannot run here: %v: %s", err, out)
+	}
+	jsonPath := filepath.Join(t.TempDir(), "bench.json")
+	cfg := config{
+		jail: "testdata/fakejail", runs: minRuns, warmup: 1, parallel: 2,
+		duration: 100 * time.Millisecond, timeout: 10 * time.Second, jsonPath: jsonPath,
+	}
+	var out bytes.Buffer
+	if err := run(cfg, &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"kernel", "fakejail (stand-in", "ratio jail/bwrap of the medians", "ratio jail/bwrap of calls/s", "--unshare-all"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	var rep Report
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if n := rep.Latency.Stats["jail"].Runs; n != minRuns {
+		t.Errorf("JSON: jail runs = %d, want %d", n, minRuns)
+	}
+	if len(rep.Latency.SamplesMs["bwrap"]) != minRuns || rep.Throughput.JailBwrapRatio <= 0 {
+		t.Errorf("JSON figures missing: %s", b)
+	}
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// latencyPart measures the launchers one call at a time, alternating, and
+// summarises the samples; ls must be true, jail, bwrap in that order.
+func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
+	samples, err := measureLatency(c, ls, cfg.warmup, cfg.runs)
+	if err != nil {
+		return LatencyPart{}, err
+	}
+	p := LatencyPart{
+		Warmup:    cfg.warmup,
+		Stats:     map[string]Stats{},
+		SamplesMs: map[string][]float64{},
+	}
+	for i, l := range ls {
+		p.Stats[l.Name] = summarize(samples[i])
+		p.SamplesMs[l.Name] = roundAll(millis(samples[i]), 3)
+	}
+	j, b := p.Stats["jail"], p.Stats["bwrap"]
+	p.JailBwrapMedian = ratio(j.Median, b.Median)
+	p.JailBwrapP95 = ratio(j.P95, b.P95)
+	return p, nil
+}
+
+// throughputPart measures jail's and bwrap's calls per second with every
+// caller busy; sandboxes must be jail, bwrap in that order.
+func throughputPart(cs []*caller, sandboxes []launcher, cfg config) (ThroughPart, error) {
+	res, err := measureThroughput(cs, sandboxes, throughputRounds, cfg.duration)
+	if err != nil {
+		return ThroughPart{}, err
+	}
+	return ThroughPart{
+		Workers:        len(cs),
+		BurstSeconds:   cfg.duration.Seconds(),
+		Results:        res,
+		JailBwrapRatio: ratio(res[0].PerSecond, res[1].PerSecond),
+	}, nil
+}
+
+// newCallers returns n callers, one per throughput worker.
+func newCallers(n int, timeout time.Duration) ([]*caller, error) {
+	cs := make([]*caller, 0, n)
+	for range n {
+		c, err := newCaller(timeout)
+		if err != nil {
+			closeCallers(cs)
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// closeCallers closes every caller in cs.
+func closeCallers(cs []*caller) {
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// names joins the launchers' names with commas.
+func names(ls []launcher) string {
+	ns := make([]string, len(ls))
+	for i, l := range ls {
+		ns[i] = l.Name
+	}
+	return strings.Join(ns, ", ")
+}
+
+// printHeader prints the host context and the exact command lines.
+func printHeader(w io.Writer, r Report) {
+	fmt.Fprintf(w, "jail bench: wall time per call of %s, launched %d ways\n", r.Target, len(r.Launchers))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  kernel\t%s\n", r.Host.Kernel)
+	fmt.Fprintf(tw, "  cpus\t%d\n", r.Host.CPUs)
+	fmt.Fprintf(tw, "  jail\t%s  [%s]\n", r.Host.Jail, r.Host.JailVersion)
+	fmt.Fprintf(tw, "  bwrap\t%s  [%s]\n", r.Host.Bwrap, r.Host.BwrapVersion)
+	tw.Flush()
+	fmt.Fprintln(w, "command lines:")
+	for _, l := range r.Launchers {
+		fmt.Fprintf(w, "  %-6s %s\n", l.Name, l.Command)
+	}
+}
+
+// printLatency prints the per-launcher statistics and the jail/bwrap ratios.
+func printLatency(w io.Writer, ls []launcher, p LatencyPart) {
+	fmt.Fprintf(w, "  %-8s %8s %8s %8s %8s   (ms per call)\n", "launcher", "median", "p95", "mean", "min")
+	for _, l := range ls {
+		s := p.Stats[l.Name]
+		fmt.Fprintf(w, "  %-8s %8.2f %8.2f %8.2f %8.2f\n", l.Name, s.Median, s.P95, s.Mean, s.Min)
+	}
+	fmt.Fprintf(w, "  ratio jail/bwrap of the medians:  %5.2f   %s\n", p.JailBwrapMedian, verdict(p.JailBwrapMedian <= 1, "≤"))
+	fmt.Fprintf(w, "  ratio jail/bwrap of the p95s:     %5.2f   %s\n", p.JailBwrapP95, verdict(p.JailBwrapP95 <= 1, "≤"))
+}
+
+// printThroughput prints calls per second for jail and bwrap and their ratio.
+func printThroughput(w io.Writer, p ThroughPart) {
+	fmt.Fprintf(w, "  %-8s %8s %8s %8s\n", "launcher", "calls", "seconds", "calls/s")
+	for _, t := range p.Results {
+		fmt.Fprintf(w, "  %-8s %8d %8.2f %8.1f\n", t.Launcher, t.Calls, t.Seconds, t.PerSecond)
+	}
+	fmt.Fprintf(w, "  ratio jail/bwrap of calls/s:      %5.2f   %s\n", p.JailBwrapRatio, verdict(p.JailBwrapRatio >= 1, "≥"))
+}
+
+// verdict labels a ratio against its target of 1.00.
+func verdict(met bool, op string) string {
+	if met {
+		return "(target " + op + " 1.00: met)"
+	}
+	return "(target " + op + " 1.00: MISSED)"
+}
+
+// roundAll rounds every x to the given number of decimals, in place.
+func roundAll(xs []float64, decimals int) []float64 {
+	scale := math.Pow(10, float64(decimals))
+	for i, x := range xs {
+		xs[i] = math.Round(x*scale) / scale
+	}
+	return xs
+}
+
+// writeJSON writes r as indented JSON to path; an empty path writes nothing.
+func writeJSON(path string, r Report) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("-json: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+/* Init-stage errors: one line, "what failed: why", sent to the parent over
+ * the error pipe and printed there. The first byte says what kind of failure
+ * it is, so the parent can pick the exit status. */
+#ifndef JAIL_ERR_H
+#define JAIL_ERR_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Kinds of failure, the first byte of a message on the error pipe. */
+#define JERR_SETUP 'E'      /* building the jail failed: exit 125 */
+#define JERR_NOTFOUND 'N'   /* the command does not exist: exit 127 */
+#define JERR_NOEXEC 'X'     /* the command exists but cannot run: exit 126 */
+
+struct jerr {
+	char kind;
+	char msg[1024];
+};
+
+/* jerr_set formats "what: strerror(err)"; err 0 leaves the reason out. It
+ * returns -1 so callers can write `return jerr_set(...)`. */
+static inline __attribute__((format(printf, 3, 4))) int jerr_set(struct jerr *e, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if (err && (size_t)n < sizeof e->msg)
+		snprintf(e->msg + n, sizeof e->msg - (size_t)n, ": %s", strerror(err));
+	e->kind = JERR_SETUP;
+	return -1;
+}
+
+#endif

@@ -1,0 +1,70 @@
+/* The plan's wire format, read side: the Go parent writes it (wire.go), the
+ * init stage reads it here without copying. Every read is bounds-checked; a
+ * short or malformed plan sets bad and yields zeros and empty strings. */
+#ifndef JAIL_WIRE_H
+#define JAIL_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct wire {
+	const unsigned char *p, *end;
+	int bad;
+};
+
+static inline uint32_t wire_u32(struct wire *w)
+{
+	uint32_t v;
+	if (w->bad || (size_t)(w->end - w->p) < sizeof v) {
+		w->bad = 1;
+		return 0;
+	}
+	memcpy(&v, w->p, sizeof v); /* little-endian on every arch we build for */
+	w->p += sizeof v;
+	return v;
+}
+
+static inline uint64_t wire_u64(struct wire *w)
+{
+	uint64_t v;
+	if (w->bad || (size_t)(w->end - w->p) < sizeof v) {
+		w->bad = 1;
+		return 0;
+	}
+	memcpy(&v, w->p, sizeof v);
+	w->p += sizeof v;
+	return v;
+}
+
+/* wire_bytes returns a pointer into the plan: n bytes followed by a NUL the
+ * writer added, so a string can be used in place. */
+static inline const char *wire_bytes(struct wire *w, size_t *n)
+{
+	uint32_t len = wire_u32(w);
+	if (w->bad || (size_t)(w->end - w->p) < (size_t)len + 1 || w->p[len] != 0) {
+		w->bad = 1;
+		if (n)
+			*n = 0;
+		return "";
+	}
+	const char *s = (const char *)w->p;
+	w->p += (size_t)len + 1;
+	if (n)
+		*n = len;
+	return s;
+}
+
+/* wire_str is wire_bytes for text: an embedded NUL makes the plan bad. */
+static inline const char *wire_str(struct wire *w)
+{
+	size_t n;
+	const char *s = wire_bytes(w, &n);
+	if (!w->bad && strlen(s) != n) {
+		w->bad = 1;
+		return "";
+	}
+	return s;
+}
+
+#endif

@@ -1,0 +1,43 @@
+// Package jail runs one command in one fresh jail: the parent side spawns the
+// init stage in new namespaces, feeds it the plan, forwards signals, enforces
+// the wall-time limit and collects the status; the init stage (init*.c) runs
+// before the Go runtime, builds the jail and execs the command.
+package jail
+
+import (
+	"time"
+
+	"jail/mount"
+)
+
+// Config is one run, fully resolved: everything the jail needs and nothing it
+// has to look up. It is built by the profiles package and never changed after.
+type Config struct {
+	Profile     string // the profile's name, for the status record
+	ProfileHash string // sha256 of the resolved profile, for the status record
+
+	Argv []string // the command; Argv[0] is looked up in the jail's PATH when it has no slash
+	Env  []string // the command's whole environment, KEY=value
+	Dir  string   // working directory inside the jail
+
+	Hostname   string
+	NewSession bool // setsid: the command gets no controlling terminal
+
+	// UID and GID are the command's ids inside the jail. Inside maps to the
+	// caller's own ids when the caller is not root, and to HostUID/HostGID
+	// (never 0) when it is.
+	UID, GID         uint32
+	HostUID, HostGID uint32
+
+	Mounts  []mount.Spec
+	Rlimits []Rlimit
+
+	TimeLimit time.Duration // 0: none
+}
+
+// Rlimit is one resource limit set on the command before exec.
+type Rlimit struct {
+	Resource int    // unix.RLIMIT_*
+	Soft     uint64 // unix.RLIM_INFINITY for unlimited
+	Hard     uint64
+}

@@ -1,0 +1,220 @@
+/* The init stage: the jail binary re-executed inside the new namespaces.
+ * It runs as a constructor, before the Go runtime starts, so a jail pays for
+ * one Go start (the parent's), not two; it never returns to Go. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal/wire/err.h"
+#include "internal/wire/wire.h"
+#include "jail/stage.h"
+#include "mount/mount.h"
+
+extern char **environ;
+
+/* report sends the one-line error to the parent. */
+static void report(const struct jerr *e)
+{
+	char line[sizeof e->msg + 2];
+	size_t n = strnlen(e->msg, sizeof e->msg);
+	line[0] = e->kind ? e->kind : JERR_SETUP;
+	memcpy(line + 1, e->msg, n);
+	line[n + 1] = '\n';
+	ssize_t w = write(FD_ERR, line, n + 2);
+	(void)w;
+}
+
+static int read_full(int fd, void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	while (n > 0) {
+		ssize_t r = read(fd, p, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* read_plan reads the plan the parent writes after the spawn. Waiting for
+ * it is also the barrier that keeps the jail from running before the parent
+ * has finished with it from outside. */
+static unsigned char *read_plan(size_t *len, struct jerr *e)
+{
+	uint32_t n;
+	if (read_full(FD_PLAN, &n, sizeof n) < 0 || n > (64u << 20)) {
+		jerr_set(e, errno, "read the plan");
+		return NULL;
+	}
+	unsigned char *buf = malloc(n ? n : 1);
+	if (!buf || read_full(FD_PLAN, buf, n) < 0) {
+		jerr_set(e, errno, "read the plan");
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static char **strv(struct wire *w)
+{
+	uint32_t n = wire_u32(w);
+	if (w->bad || n > 1u << 20)
+		return NULL;
+	char **v = calloc((size_t)n + 1, sizeof *v);
+	for (uint32_t i = 0; v && i < n; i++)
+		v[i] = (char *)wire_str(w);
+	return v;
+}
+
+static int decode_proc(struct wire *w, struct proc_plan *p, struct jerr *e)
+{
+	p->flags = wire_u32(w);
+	p->hostname = wire_str(w);
+	p->cwd = wire_str(w);
+	p->argv = strv(w);
+	p->envp = strv(w);
+	p->nrlimits = wire_u32(w);
+	if (!w->bad && p->nrlimits < 64) {
+		p->rlimits = calloc(p->nrlimits ? p->nrlimits : 1, sizeof *p->rlimits);
+		for (uint32_t i = 0; p->rlimits && i < p->nrlimits; i++) {
+			p->rlimits[i].resource = wire_u32(w);
+			p->rlimits[i].soft = wire_u64(w);
+			p->rlimits[i].hard = wire_u64(w);
+		}
+	}
+	p->umask = wire_u32(w);
+	if (w->bad || !p->argv || !p->argv[0] || !p->envp || !p->rlimits)
+		return jerr_set(e, 0, "process plan: malformed");
+	return 0;
+}
+
+/* section reads one tagged section of the plan into its own cursor. */
+static struct wire section(struct wire *plan, uint32_t want)
+{
+	struct wire s = {0};
+	size_t n;
+	uint32_t tag = wire_u32(plan);
+	const char *body = wire_bytes(plan, &n);
+	if (plan->bad || tag != want) {
+		s.bad = 1;
+		return s;
+	}
+	s.p = (const unsigned char *)body;
+	s.end = s.p + n;
+	return s;
+}
+
+/* jail_init is the containment checklist: every step of the init stage, in
+ * order. Each either succeeds or reports why and ends the run. */
+static int jail_init(void)
+{
+	struct jerr e = {0};
+	struct proc_plan proc = {0};
+	size_t len;
+
+	/* First: nothing in the jail may open /proc/1/exe, the host's jail
+	 * binary, or read this process's memory (CVE-2019-5736). */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		jerr_set(&e, errno, "make the init stage non-dumpable");
+		goto fail;
+	}
+	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
+	fcntl(FD_ERR, F_SETFD, FD_CLOEXEC);
+	fcntl(FD_STATUS, F_SETFD, FD_CLOEXEC);
+	fcntl(FD_PLAN, F_SETFD, FD_CLOEXEC);
+
+	unsigned char *buf = read_plan(&len, &e);
+	if (!buf)
+		goto fail;
+	struct wire plan = {.p = buf, .end = buf + len};
+	uint32_t magic = wire_u32(&plan), version = wire_u32(&plan), ntrees = wire_u32(&plan);
+	if (plan.bad || magic != PLAN_MAGIC || version != PLAN_VERSION || ntrees > 4096) {
+		jerr_set(&e, 0, "plan: not a jail plan of this version");
+		goto fail;
+	}
+	/* Any fd jail itself inherited stops here. */
+	syscall(SYS_close_range, FD_TREES + ntrees, ~0u, 0);
+
+	struct wire mounts = section(&plan, 1);
+	struct wire process = section(&plan, 2);
+	if (mounts.bad || process.bad) {
+		jerr_set(&e, 0, "plan: malformed sections");
+		goto fail;
+	}
+	if (decode_proc(&process, &proc, &e) < 0)
+		goto fail;
+	umask(0); /* modes in the plan are exact */
+	if (jail_mount_build(&mounts, FD_TREES, (int)ntrees, &e) < 0)
+		goto fail;
+	if (ntrees)
+		syscall(SYS_close_range, FD_TREES, FD_TREES + ntrees - 1, 0);
+	if (sethostname(proc.hostname, strlen(proc.hostname)) < 0) {
+		jerr_set(&e, errno, "set hostname %s", proc.hostname);
+		goto fail;
+	}
+	if (chdir(proc.cwd) < 0) {
+		jerr_set(&e, errno, "working directory %s", proc.cwd);
+		goto fail;
+	}
+
+	/* Signals PID 1 handles are blocked from before the fork, so none
+	 * is lost; the command unblocks them. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		jerr_set(&e, errno, "fork the command");
+		goto fail;
+	}
+	if (pid == 0)
+		command_exec(&proc);
+	/* From here only the command reports errors; its copy of the
+	 * pipe closes on exec, which tells the parent setup is done. */
+	close(FD_ERR);
+	pid1_run(pid);
+
+fail:
+	report(&e);
+	return 125;
+}
+
+/* A constructor runs before main and before the Go runtime; for the jail
+ * binary started normally it finds no stage variable and returns at once. */
+__attribute__((constructor)) static void jail_stage_entry(void)
+{
+	const char *stage = NULL;
+	for (char **v = environ; v && *v; v++)
+		if (strncmp(*v, JAIL_STAGE_ENV, sizeof JAIL_STAGE_ENV - 1) == 0)
+			stage = *v + sizeof JAIL_STAGE_ENV - 1;
+	if (!stage)
+		return;
+	if (strcmp(stage, "init") == 0)
+		_exit(jail_init());
+	if (strcmp(stage, "userns") == 0) {
+		/* Holds a user namespace open for the parent to idmap
+		 * through (idmap.go) until the parent closes stdin. */
+		char c;
+		for (;;) {
+			ssize_t r = read(0, &c, 1);
+			if (r == 0 || (r < 0 && errno != EINTR))
+				_exit(0);
+		}
+	}
+	_exit(125);
+}

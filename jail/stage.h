@@ -1,0 +1,55 @@
+/* The init stage's contract with the parent (spawn.go): which fds carry
+ * what, and the layout of the process section of the plan. */
+#ifndef JAIL_STAGE_H
+#define JAIL_STAGE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The stage entry: the parent sets this variable when it re-executes
+ * /proc/self/exe; nothing else in the binary runs before the check. */
+#define JAIL_STAGE_ENV "_JAIL_STAGE="
+
+/* Fds the parent passes, in ExtraFiles order. */
+#define FD_PLAN 3   /* read: u32 length, the plan; then open until the parent dies */
+#define FD_ERR 4    /* write: one error line, or EOF when the command was exec'd */
+#define FD_STATUS 5 /* write: the command's status record */
+#define FD_TREES 6  /* the mount trees the parent cloned, if any */
+
+#define PLAN_MAGIC 0x4c49414au /* "JAIL" */
+#define PLAN_VERSION 1u
+
+/* Flags of the process section. */
+#define PROC_NEW_SESSION 1u
+
+/* The status record PID 1 writes when the command is gone. */
+struct status_record {
+	uint32_t magic;
+	int32_t exited;   /* 1: code is the exit status; 0: code is the signal */
+	int32_t code;
+	int32_t reserved;
+};
+
+/* The process section of the plan, decoded; strings point into the plan. */
+struct proc_plan {
+	uint32_t flags;
+	const char *hostname, *cwd;
+	char **argv, **envp;
+	uint32_t nrlimits;
+	struct {
+		uint32_t resource;
+		uint64_t soft, hard;
+	} * rlimits;
+	uint32_t umask;
+};
+
+/* pid1_run is the jail's PID 1 after the command is started: it reaps,
+ * forwards signals to the command, reports its status and exits, which
+ * kills whatever the command left behind. It never returns. */
+void pid1_run(pid_t command) __attribute__((noreturn));
+
+/* command_exec is the command's side of the fork: the process limits and
+ * the last privileges dropped, then exec. It never returns. */
+void command_exec(const struct proc_plan *p) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,81 @@
+package jail
+
+import (
+	"encoding/json"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Result is how the command ended and what it cost.
+type Result struct {
+	ExitCode  int    // the command's status; 128+N for death by signal N
+	Signal    int    // the signal that killed it, 0 if it exited
+	ExecError string // why the command could not be exec'd (ExitCode 126 or 127)
+	TimedOut  bool   // the wall-time limit killed the jail
+
+	Wall      time.Duration // jail start to the command's end
+	Setup     time.Duration // jail start to the command's exec
+	UserCPU   time.Duration // every process of the jail, summed
+	SystemCPU time.Duration
+}
+
+// SetupError is a failure to build the jail as asked: the command never ran.
+type SetupError struct {
+	Msg string
+}
+
+func (e *SetupError) Error() string { return e.Msg }
+
+// Status is the --status-json record: one JSON object per run, for the
+// caller (an agent platform) to learn exactly what happened. Fields are only
+// ever added, never renamed.
+type Status struct {
+	Version     int     `json:"version"`
+	ExitCode    int     `json:"exit_code"`
+	Signal      int     `json:"signal"`
+	SignalName  string  `json:"signal_name,omitempty"`
+	TimedOut    bool    `json:"timed_out"`
+	WallMS      float64 `json:"wall_ms"`
+	SetupMS     float64 `json:"setup_ms"`
+	UserCPUMS   float64 `json:"cpu_user_ms"`
+	SystemCPUMS float64 `json:"cpu_system_ms"`
+	Profile     string  `json:"profile"`
+	ProfileHash string  `json:"profile_hash"`
+	// Error is jail's own failure (exit 125) or why exec failed (126, 127).
+	Error string `json:"error,omitempty"`
+}
+
+// NewStatus is the record of a run; res is nil when jail itself failed.
+func NewStatus(cfg *Config, res *Result, jailErr error) *Status {
+	st := &Status{Version: 1}
+	if cfg != nil {
+		st.Profile = cfg.Profile
+		st.ProfileHash = cfg.ProfileHash
+	}
+	if jailErr != nil {
+		st.ExitCode = 125
+		st.Error = jailErr.Error()
+		return st
+	}
+	st.ExitCode = res.ExitCode
+	st.Signal = res.Signal
+	if res.Signal != 0 {
+		st.SignalName = unix.SignalName(unix.Signal(res.Signal))
+	}
+	st.TimedOut = res.TimedOut
+	st.WallMS = ms(res.Wall)
+	st.SetupMS = ms(res.Setup)
+	st.UserCPUMS = ms(res.UserCPU)
+	st.SystemCPUMS = ms(res.SystemCPU)
+	st.Error = res.ExecError
+	return st
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// JSON is the record as one line.
+func (s *Status) JSON() []byte {
+	b, _ := json.Marshal(s) // plain fields: cannot fail
+	return append(b, '\n')
+}

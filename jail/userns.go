@@ -1,0 +1,71 @@
+package jail
+
+// The user namespace: who the jail is on the host. A jail never runs as
+// host root: an unprivileged caller's jail is that caller; a root caller's
+// jail is Config.HostUID/HostGID, and writable binds are idmapped so that
+// what the command writes there still belongs to the caller.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// hostIDs are the host uid and gid the jail's single mapped id stands for.
+type hostIDs struct {
+	uid, gid uint32
+	root     bool // the caller is root: sources are cloned by the parent
+}
+
+func callerIDs(cfg *Config) (hostIDs, error) {
+	if os.Geteuid() != 0 {
+		return hostIDs{uid: uint32(os.Geteuid()), gid: uint32(os.Getegid())}, nil
+	}
+	if cfg.HostUID == 0 || cfg.HostGID == 0 {
+		return hostIDs{}, errors.New("user.host_uid and user.host_gid must not be 0: a jail never runs as host root")
+	}
+	return hostIDs{uid: cfg.HostUID, gid: cfg.HostGID, root: true}, nil
+}
+
+// maps are the jail's uid and gid maps: one id each, the command's.
+func (h hostIDs) maps(cfg *Config) (uids, gids []syscall.SysProcIDMap) {
+	uids = []syscall.SysProcIDMap{{ContainerID: int(cfg.UID), HostID: int(h.uid), Size: 1}}
+	gids = []syscall.SysProcIDMap{{ContainerID: int(cfg.GID), HostID: int(h.gid), Size: 1}}
+	return uids, gids
+}
+
+// idmapUserns returns a user namespace that maps the caller's uid and gid
+// (root's) to the jail's host ids, for idmapping writable binds. A user
+// namespace only lives as long as something holds it, so a throw-away
+// process (the "userns" stage of init.c) holds it while the parent opens it.
+func idmapUserns(h hostIDs) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("idmap user namespace: %w", err)
+	}
+	defer r.Close()
+	defer w.Close()
+	proc, err := os.StartProcess("/proc/self/exe", []string{"jail"}, &os.ProcAttr{
+		Env:   []string{stageEnv + "userns"},
+		Files: []*os.File{r, nil, nil},
+		Sys: &syscall.SysProcAttr{
+			Cloneflags:  syscall.CLONE_NEWUSER,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: int(h.uid), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: int(h.gid), Size: 1}},
+			Pdeathsig:   syscall.SIGKILL,
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("idmap user namespace: start holder: %w", err)
+	}
+	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", proc.Pid))
+	w.Close() // the holder exits as soon as it sees EOF
+	if _, werr := proc.Wait(); err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idmap user namespace: %w", err)
+	}
+	return ns, nil
+}

@@ -1,0 +1,322 @@
+package mount
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"jail/internal/wire"
+)
+
+// Op codes and bind flags of the mount section; mount.h has the same values.
+const (
+	opBind = iota + 1
+	opTmpfs
+	opProc
+	opDev
+	opSymlink
+	opDir
+	opFile
+
+	bindReadOnly = 1
+	bindFile     = 2
+	bindFromFD   = 4
+)
+
+// Options says who resolves the bind sources.
+type Options struct {
+	// CloneInParent is set when the caller is root: the jail then runs as
+	// an unprivileged host uid that may not be able to reach the sources,
+	// so the parent clones each source tree here and hands it over.
+	CloneInParent bool
+	// IDMap, with CloneInParent, is a user namespace mapping the caller's
+	// ids to the jail's: writable binds are idmapped through it, so what
+	// the command creates there belongs to the caller on the host.
+	IDMap *os.File
+}
+
+// Prepared is the mount part of one run's plan: the ops for the init stage
+// and the trees cloned by the parent, which the init stage gets as fds.
+type Prepared struct {
+	ops      wire.Writer
+	nops     uint32
+	rootSize uint64
+	// Trees are the detached mount trees the parent cloned, in fd order.
+	Trees []*os.File
+}
+
+// Prepare checks the specs against the host and turns them into ops: it
+// orders them parents first, resolves and checks every bind source (a
+// missing one fails the run unless optional), and, for root callers, clones
+// the source trees. On error nothing is left open.
+func Prepare(specs []Spec, opts Options) (_ *Prepared, err error) {
+	specs, err = ordered(specs)
+	if err != nil {
+		return nil, err
+	}
+	p := &Prepared{rootSize: 1 << 20}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	for i := range specs {
+		if err := p.add(specs, i, opts); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Encode appends the mount section's body: root size, op count, ops.
+func (p *Prepared) Encode(w *wire.Writer) {
+	w.U64(p.rootSize)
+	w.U32(p.nops)
+	w.Raw(p.ops.Data())
+}
+
+// Close releases the cloned trees; the init stage holds its own copies.
+func (p *Prepared) Close() {
+	for _, f := range p.Trees {
+		f.Close()
+	}
+	p.Trees = nil
+}
+
+// ordered validates the specs and sorts them parents first (stable), so a
+// mount never hides one made before it under the same path.
+func ordered(specs []Spec) ([]Spec, error) {
+	out := make([]Spec, len(specs))
+	copy(out, specs)
+	seen := make(map[string]bool, len(out))
+	for _, s := range out {
+		if err := checkPath(s.Dst); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Dst, err)
+		}
+		if seen[s.Dst] {
+			return nil, fmt.Errorf("%s %s: two mounts at the same path", s.Kind, s.Dst)
+		}
+		seen[s.Dst] = true
+	}
+	sort.SliceStable(out, func(i, j int) bool { return depth(out[i].Dst) < depth(out[j].Dst) })
+	return out, checkNesting(out)
+}
+
+func checkPath(p string) error {
+	switch {
+	case !filepath.IsAbs(p):
+		return errors.New("not an absolute path")
+	case p == "/":
+		return errors.New("cannot replace the jail's root")
+	case filepath.Clean(p) != p:
+		return errors.New("not a clean path (no .., //, trailing /)")
+	case strings.ContainsRune(p, 0):
+		return errors.New("NUL in path")
+	}
+	return nil
+}
+
+func depth(p string) int { return strings.Count(p, "/") }
+
+// under reports whether p is strictly below dir.
+func under(p, dir string) bool { return strings.HasPrefix(p, dir+"/") }
+
+// checkNesting refuses files, directories and symlinks placed inside a bind,
+// proc or dev mount: they would be written into a host directory, or fail.
+func checkNesting(specs []Spec) error {
+	for _, s := range specs {
+		if s.Kind != File && s.Kind != Dir && s.Kind != Symlink {
+			continue
+		}
+		for _, m := range specs {
+			if under(s.Dst, m.Dst) && m.Kind != Tmpfs && m.Kind != Dir {
+				return fmt.Errorf("%s %s: inside the %s mount at %s; put it on the jail's root or a tmpfs", s.Kind, s.Dst, m.Kind, m.Dst)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Prepared) add(specs []Spec, i int, opts Options) error {
+	s := specs[i]
+	w := &p.ops
+	switch s.Kind {
+	case Bind, ReadOnlyBind:
+		return p.addBind(specs, s, opts)
+	case Tmpfs:
+		w.U32(opTmpfs)
+		w.U64(uint64(s.Size))
+		w.U32(modeOr(s.Mode, 0o1777))
+		w.Str(s.Dst)
+	case Proc:
+		w.U32(opProc)
+		w.Str(s.Dst)
+		w.Strs(procMaskedFiles)
+		w.Strs(procMaskedDirs)
+		w.Strs(procReadOnly)
+	case Dev:
+		w.U32(opDev)
+		w.Str(s.Dst)
+		w.Strs(devNodes)
+	case Symlink:
+		p.addSymlink(s.Target, s.Dst)
+		return nil
+	case Dir:
+		w.U32(opDir)
+		w.U32(modeOr(s.Mode, 0o755))
+		w.Str(s.Dst)
+	case File:
+		w.U32(opFile)
+		w.U32(modeOr(s.Mode, 0o644))
+		w.Bytes(s.Content)
+		w.Str(s.Dst)
+		p.rootSize += uint64(len(s.Content)) + 4096
+	default:
+		return fmt.Errorf("mount %s: unknown kind %v", s.Dst, s.Kind)
+	}
+	p.nops++
+	return nil
+}
+
+func (p *Prepared) addSymlink(target, dst string) {
+	p.ops.U32(opSymlink)
+	p.ops.Str(target)
+	p.ops.Str(dst)
+	p.nops++
+}
+
+func modeOr(m, def uint32) uint32 {
+	if m == 0 {
+		return def
+	}
+	return m & 0o7777
+}
+
+// addBind resolves a bind source. A source that is itself a symlink into
+// another bind of the same path (merged /usr: /lib -> usr/lib) becomes the
+// same symlink in the jail rather than a second mount. Otherwise the source
+// is made canonical here; the init stage opens it refusing any symlink, so a
+// link swapped in after this point fails the run instead of redirecting it.
+func (p *Prepared) addBind(specs []Spec, s Spec, opts Options) error {
+	if strings.ContainsRune(s.Src, 0) || !filepath.IsAbs(s.Src) {
+		return fmt.Errorf("%s %s: source %q is not an absolute path", s.Kind, s.Dst, s.Src)
+	}
+	fi, err := os.Lstat(s.Src)
+	if err == nil && fi.Mode()&fs.ModeSymlink != 0 && s.Src == s.Dst {
+		if target, ok := mirroredLink(specs, s.Src); ok {
+			p.addSymlink(target, s.Dst)
+			return nil
+		}
+	}
+	canon, err := filepath.EvalSymlinks(s.Src)
+	if err == nil {
+		fi, err = os.Stat(canon)
+	}
+	if err != nil {
+		if s.Optional && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, unwrapPath(err))
+	}
+	var flags uint32
+	if s.Kind == ReadOnlyBind {
+		flags |= bindReadOnly
+	}
+	if !fi.IsDir() {
+		flags |= bindFile
+	}
+	var fdIndex uint32
+	if opts.CloneInParent {
+		tree, err := cloneTree(canon, s.Kind == ReadOnlyBind, opts.IDMap)
+		if err != nil {
+			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+		}
+		flags |= bindFromFD
+		fdIndex = uint32(len(p.Trees))
+		p.Trees = append(p.Trees, tree)
+	}
+	w := &p.ops
+	w.U32(opBind)
+	w.U32(flags)
+	w.Str(canon)
+	w.U32(fdIndex)
+	w.Str(s.Dst)
+	p.nops++
+	return nil
+}
+
+// mirroredLink reports whether the symlink at src resolves into a bind that
+// puts a host directory at the same path in the jail, so the link itself
+// works there; it returns the link's text.
+func mirroredLink(specs []Spec, src string) (string, bool) {
+	canon, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return "", false
+	}
+	for _, m := range specs {
+		if (m.Kind != Bind && m.Kind != ReadOnlyBind) || m.Src != m.Dst || m.Src == src {
+			continue
+		}
+		if mc, err := filepath.EvalSymlinks(m.Src); err != nil || mc != m.Src {
+			continue
+		}
+		if canon == m.Src || under(canon, m.Src) {
+			target, err := os.Readlink(src)
+			return target, err == nil
+		}
+	}
+	return "", false
+}
+
+// unwrapPath drops the *PathError wrapper, whose path the caller names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if errors.Is(pe.Err, fs.ErrNotExist) {
+			return errors.New("source does not exist (optional = true skips a missing source)")
+		}
+		return pe.Err
+	}
+	return err
+}
+
+// cloneTree makes a detached copy of the mount tree at path with the jail's
+// attributes: nosuid, nodev, and read-only all the way down or, for a
+// writable bind with an idmap, idmapped.
+func cloneTree(path string, readOnly bool, idmap *os.File) (*os.File, error) {
+	src, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open source: %w", err)
+	}
+	defer unix.Close(src)
+	fd, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
+	if err != nil {
+		return nil, fmt.Errorf("clone source tree: %w", err)
+	}
+	tree := os.NewFile(uintptr(fd), path)
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	if readOnly {
+		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
+	}
+	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+		tree.Close()
+		return nil, fmt.Errorf("set mount attributes: %w", err)
+	}
+	if !readOnly && idmap != nil {
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(idmap.Fd())}
+		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
+			tree.Close()
+			return nil, fmt.Errorf("idmap the writable bind so files stay the caller's (the filesystem must support idmapped mounts): %w", err)
+		}
+	}
+	return tree, nil
+}

@@ -1,0 +1,46 @@
+// Package mount builds a jail's root filesystem: the parent side plans it from
+// the profile's mount list, the init stage (C, before the Go runtime) carries
+// the plan out on a fresh tmpfs and pivots into it.
+package mount
+
+import "fmt"
+
+// Kind says what a Spec puts at its destination.
+type Kind int
+
+// The kinds of entry a profile can put in the jail's root.
+const (
+	Bind         Kind = iota + 1 // a host path, read-write
+	ReadOnlyBind                 // a host path, recursively read-only
+	Tmpfs                        // a fresh tmpfs
+	Proc                         // a procfs of the jail's pid namespace, host-leaking paths masked
+	Dev                          // a minimal /dev: null zero full random urandom tty, devpts, shm
+	Symlink                      // a symbolic link with the given target
+	Dir                          // an empty directory
+	File                         // a file with the given content, on the jail's read-only root
+)
+
+var kindNames = map[Kind]string{
+	Bind: "bind", ReadOnlyBind: "ro-bind", Tmpfs: "tmpfs", Proc: "proc",
+	Dev: "dev", Symlink: "symlink", Dir: "dir", File: "file",
+}
+
+func (k Kind) String() string {
+	if s, ok := kindNames[k]; ok {
+		return s
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Spec is one entry of the jail's filesystem, as the profile resolved it.
+// Paths are absolute; Src is a host path, Dst a path inside the jail.
+type Spec struct {
+	Kind     Kind
+	Src      string // Bind, ReadOnlyBind: the host path
+	Dst      string
+	Size     int64  // Tmpfs: bytes, 0 for the kernel's default (half of RAM)
+	Mode     uint32 // Tmpfs, Dir, File: permission bits; 0 for the kind's default
+	Target   string // Symlink: what the link points to
+	Content  []byte // File
+	Optional bool   // Bind, ReadOnlyBind: skip, rather than fail, when Src is missing
+}
