@@ -1,0 +1,160 @@
+package profiles
+
+// Conversion: a resolved profile and the command become the jail.Config of
+// one run. Only what the profile lists crosses over from the host.
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"jail/jail"
+	"jail/mount"
+)
+
+// Config builds one run's configuration: argv is the command, hostEnv the
+// caller's environment, consulted only for the variables env.keep names and
+// for HOME to expand "~/" in bind sources (security invariant 5: nothing
+// else leaks). The profile is re-checked first, so a Profile changed by code
+// is held to the same rules as a loaded one.
+func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
+	if len(argv) == 0 {
+		return jail.Config{}, errors.New("no command to run")
+	}
+	if err := p.check(); err != nil {
+		return jail.Config{}, fmt.Errorf("profile %q: %w", p.Name, err)
+	}
+	mounts, err := p.mountSpecs(hostEnv)
+	if err != nil {
+		return jail.Config{}, err
+	}
+	c := jail.Config{
+		Profile:     p.Name,
+		ProfileHash: p.Hash(),
+		Argv:        slices.Clone(argv),
+		Env:         p.environ(hostEnv),
+		Dir:         p.Cwd,
+		Hostname:    p.Hostname,
+		NewSession:  p.NewSession,
+		UID:         p.User.UID,
+		GID:         p.User.GID,
+		HostUID:     p.User.HostUID,
+		HostGID:     p.User.HostGID,
+		Mounts:      mounts,
+		TimeLimit:   p.Limits.Time,
+	}
+	for _, r := range rlimits {
+		if v := *p.Limits.rlimit(r.key); v != nil {
+			c.Rlimits = append(c.Rlimits, jail.Rlimit{Resource: r.resource, Soft: *v, Hard: *v})
+		}
+	}
+	return c, nil
+}
+
+// environ is the command's whole environment, sorted for a deterministic
+// Config: the kept host variables that are set, then env.set, which wins.
+func (p *Profile) environ(hostEnv []string) []string {
+	vars := map[string]string{}
+	for _, k := range p.Env.Keep {
+		if v, ok := lookupEnv(hostEnv, k); ok {
+			vars[k] = v
+		}
+	}
+	maps.Copy(vars, p.Env.Set)
+	env := make([]string, 0, len(vars))
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		env = append(env, k+"="+vars[k])
+	}
+	return env
+}
+
+// lookupEnv finds key in a KEY=value list; the last entry wins, as it does
+// for exec.Cmd.
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// mountSpecs converts the mounts, expanding "~/" with the caller's HOME, and
+// adds the generated /etc/passwd and /etc/group when the profile names a
+// user and mounts neither itself.
+func (p *Profile) mountSpecs(hostEnv []string) ([]mount.Spec, error) {
+	specs := make([]mount.Spec, 0, len(p.Mounts)+2)
+	has := map[string]bool{}
+	for _, m := range p.Mounts {
+		s := mount.Spec{
+			Kind: mountTypes[m.Type].kind, Src: m.Src, Dst: m.Dst, Size: m.Size, Mode: m.Mode,
+			Target: m.Target, Optional: m.Optional,
+		}
+		if m.Content != "" {
+			s.Content = []byte(m.Content)
+		}
+		if m.Type == workspaceType && m.Src == "" {
+			return nil, fmt.Errorf("profile %q mounts a workspace at %s: give --workspace DIR", p.Name, m.Dst)
+		}
+		if strings.HasPrefix(m.Src, "~") {
+			src, err := expandHome(m.Src, hostEnv)
+			if err != nil {
+				return nil, fmt.Errorf("mount %s: %w", m.Dst, err)
+			}
+			s.Src = src
+		}
+		has[m.Dst] = true
+		specs = append(specs, s)
+	}
+	if p.User.Name == "" {
+		return specs, nil
+	}
+	if !has["/etc/passwd"] {
+		specs = append(specs, mount.Spec{Kind: mount.File, Dst: "/etc/passwd", Mode: 0o644, Content: p.passwd()})
+	}
+	if !has["/etc/group"] {
+		specs = append(specs, mount.Spec{Kind: mount.File, Dst: "/etc/group", Mode: 0o644, Content: p.group()})
+	}
+	return specs, nil
+}
+
+// expandHome turns "~" or "~/rest" into a path under the caller's HOME.
+func expandHome(src string, hostEnv []string) (string, error) {
+	home, ok := lookupEnv(hostEnv, "HOME")
+	if !ok || !filepath.IsAbs(home) {
+		return "", fmt.Errorf("src %q: HOME is not set to an absolute path", src)
+	}
+	return filepath.Join(home, strings.TrimPrefix(src, "~")), nil
+}
+
+// passwd generates /etc/passwd: programs that look up their own uid (ssh,
+// git, python's getpass, a shell's prompt) fail or misbehave without an
+// entry, and the host's file must not be shown.
+func (p *Profile) passwd() []byte {
+	home := "/"
+	if h := p.Env.Set["HOME"]; h != "" && !strings.ContainsAny(h, ":\n") {
+		home = h // a ':' or newline would break the line's fields
+	}
+	var b strings.Builder
+	b.WriteString("root:x:0:0:root:/root:/usr/sbin/nologin\n")
+	if u := p.User.UID; u != 0 && u != 65534 {
+		fmt.Fprintf(&b, "%s:x:%d:%d:%s:%s:/bin/sh\n", p.User.Name, u, p.User.GID, p.User.Name, home)
+	}
+	b.WriteString("nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+	return []byte(b.String())
+}
+
+// group generates /etc/group to match passwd.
+func (p *Profile) group() []byte {
+	var b strings.Builder
+	b.WriteString("root:x:0:\n")
+	if g := p.User.GID; g != 0 && g != 65534 {
+		b.WriteString(p.User.Name + ":x:" + strconv.FormatUint(uint64(g), 10) + ":\n")
+	}
+	b.WriteString("nogroup:x:65534:\n")
+	return []byte(b.String())
+}

@@ -1,0 +1,165 @@
+package profiles
+
+// Encoding: the resolved profile written back as TOML, every effective
+// setting spelled out, so `jail show` tells a user exactly what a run will
+// do and its hash names exactly that policy.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Encode writes the resolved profile as TOML that Load accepts: every key
+// with its effective value (defaults included), rlimits that are not set
+// named in a comment, mounts with only the keys their type uses. Loading the
+// output yields the same Profile, except that a workspace's directory, which
+// only --workspace may give, is written as a comment.
+func (p *Profile) Encode() ([]byte, error) {
+	var b strings.Builder
+	kv := func(key, value string) { fmt.Fprintf(&b, "%s = %s\n", joinKey("", key), value) }
+	str := func(key, value string) { kv(key, quoteString(value)) }
+	num := func(key string, n uint32) { kv(key, strconv.FormatUint(uint64(n), 10)) }
+
+	str("description", p.Description)
+	str("hostname", p.Hostname)
+	str("cwd", p.Cwd)
+	kv("new_session", strconv.FormatBool(p.NewSession))
+
+	b.WriteString("\n[user]\n")
+	num("uid", p.User.UID)
+	num("gid", p.User.GID)
+	str("name", p.User.Name)
+	num("host_uid", p.User.HostUID)
+	num("host_gid", p.User.HostGID)
+
+	b.WriteString("\n[env]\n")
+	keep := make([]string, len(p.Env.Keep))
+	for i, k := range p.Env.Keep {
+		keep[i] = quoteString(k)
+	}
+	kv("keep", "["+strings.Join(keep, ", ")+"]")
+	b.WriteString("\n[env.set]\n")
+	for _, k := range slices.Sorted(maps.Keys(p.Env.Set)) {
+		str(k, p.Env.Set[k])
+	}
+
+	b.WriteString("\n[limits]\n")
+	kv("time", formatTime(p.Limits.Time))
+	var inherited []string
+	for _, r := range rlimits {
+		v := *p.Limits.rlimit(r.key)
+		if v == nil {
+			inherited = append(inherited, r.key)
+			continue
+		}
+		switch r.kind {
+		case sizeLimit:
+			kv(r.key, formatSize(*v))
+		case countLimit:
+			kv(r.key, formatCount(*v))
+		case cpuLimit:
+			kv(r.key, formatCPU(*v))
+		}
+	}
+	if len(inherited) > 0 {
+		fmt.Fprintf(&b, "# not set, so inherited from the caller: %s\n", strings.Join(inherited, ", "))
+	}
+
+	b.WriteString("\n[network]\n")
+	str("mode", p.Network.Mode)
+
+	for _, m := range p.Mounts {
+		b.WriteString("\n[[mount]]\n")
+		m.encode(&b)
+	}
+	return []byte(b.String()), nil
+}
+
+// encode writes one mount's keys: those its type uses, defaults included.
+func (m *Mount) encode(b *strings.Builder) {
+	kv := func(key, value string) { fmt.Fprintf(b, "%s = %s\n", key, value) }
+	kv("type", quoteString(m.Type))
+	keys := mountTypes[m.Type].keys
+	if slices.Contains(keys, "src") {
+		kv("src", quoteString(m.Src))
+	}
+	if m.Type == workspaceType && m.Src != "" {
+		fmt.Fprintf(b, "# src = %s, from --workspace\n", quoteString(m.Src))
+	}
+	kv("dst", quoteString(m.Dst))
+	if slices.Contains(keys, "optional") {
+		kv("optional", strconv.FormatBool(m.Optional))
+	}
+	if slices.Contains(keys, "size") {
+		if m.Size > 0 {
+			kv("size", formatSize(uint64(m.Size)))
+		} else {
+			b.WriteString("# size not set: the kernel's default, half of RAM\n")
+		}
+	}
+	if slices.Contains(keys, "mode") {
+		if m.Mode != 0 {
+			kv("mode", formatMode(m.Mode))
+		} else {
+			fmt.Fprintf(b, "# mode not set: the default for a %s\n", m.Type)
+		}
+	}
+	if slices.Contains(keys, "target") {
+		kv("target", quoteString(m.Target))
+	}
+	if slices.Contains(keys, "content") {
+		kv("content", quoteString(m.Content))
+	}
+}
+
+// Hash names the resolved policy for the status record: the hex SHA-256 of
+// Encode's output, so two runs with the same hash ran under the same policy.
+func (p *Profile) Hash() string {
+	data, err := p.Encode()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// quoteString writes s as a TOML basic string. Control characters are
+// escaped (TOML forbids them raw); bytes that are not UTF-8, which no loaded
+// profile holds, become U+FFFD so the output is always valid TOML.
+func quoteString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r) // utf8.RuneError for an invalid byte: U+FFFD
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,270 @@
+package profiles
+
+// Loading: finding a profile by name or path, following its `extends` chain
+// and merging it, and listing the profiles that exist.
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// The built-in profiles, embedded so the binary needs no files to run.
+//
+//go:embed minimal.toml default.toml agent.toml
+var builtins embed.FS
+
+// builtinNames lists the built-ins, least to most permissive.
+var builtinNames = []string{"minimal", "default", "agent"}
+
+const (
+	// maxExtends bounds an extends chain: deep enough for any real layering,
+	// shallow enough that a mistake is reported rather than followed.
+	maxExtends = 8
+	// maxFileSize bounds a profile file, so "-p /dev/zero" fails rather than
+	// reading forever.
+	maxFileSize = 1 << 20
+)
+
+// Options says where Load and List look for profiles besides the built-ins.
+type Options struct {
+	// SearchPath is the directories searched, in order, for NAME.toml before
+	// the built-ins; the first match wins.
+	SearchPath []string
+}
+
+// DefaultSearchPath is where profiles are looked for unless the caller says
+// otherwise: $JAIL_PROFILE_PATH (colon-separated), then
+// $HOME/.config/jail/profiles, then /etc/jail/profiles. Relative directories
+// are ignored: a profile found relative to the working directory could be
+// planted by the very code the jail is meant to contain. It reads env rather
+// than the process environment so callers and tests control it.
+func DefaultSearchPath(env []string) []string {
+	var dirs []string
+	if v, ok := lookupEnv(env, "JAIL_PROFILE_PATH"); ok {
+		for _, d := range strings.Split(v, ":") {
+			if filepath.IsAbs(d) {
+				dirs = append(dirs, filepath.Clean(d))
+			}
+		}
+	}
+	if home, ok := lookupEnv(env, "HOME"); ok && filepath.IsAbs(home) {
+		dirs = append(dirs, filepath.Join(home, ".config", "jail", "profiles"))
+	}
+	return append(dirs, "/etc/jail/profiles")
+}
+
+// Load finds, validates and resolves a profile. A value containing '/' or
+// ending in ".toml" is a file path; anything else is a name, looked up as
+// NAME.toml in opts.SearchPath and then among the built-ins. Its `extends`
+// chain is followed (a name by the same lookup, a relative path from the
+// extending file's directory; a file extending its own name extends the next
+// profile of that name down the search order) and merged. Every problem in
+// every file of the chain is reported at once, as Errors.
+func Load(nameOrPath string, opts Options) (*Profile, error) {
+	f := finder{opts}
+	src, err := f.find(nameOrPath, nil)
+	if err != nil {
+		return nil, fmt.Errorf("load profile: %w", err)
+	}
+	layers, probs := f.chain(src)
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	p := merge(layers)
+	p.Name = nameOrPath
+	if err := p.check(); err != nil {
+		return nil, fmt.Errorf("profile %q: %w", nameOrPath, err)
+	}
+	return p, nil
+}
+
+// Entry is one profile that exists, for `jail list`.
+type Entry struct {
+	Name        string
+	Description string // the resolved description, or why the profile does not load
+	Source      string // "built-in", or the file's path
+}
+
+// List returns every profile Load can find by name, sorted by name: the
+// files in opts.SearchPath and the built-ins. A name found more than once is
+// listed once, as Load would find it.
+func List(opts Options) ([]Entry, error) {
+	entries, err := finder{opts}.entries()
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range entries {
+		p, err := Load(e.Name, opts)
+		if err != nil {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			entries[i].Description = "does not load: " + first
+			continue
+		}
+		entries[i].Description = p.Description
+	}
+	return entries, nil
+}
+
+// source is one profile file's bytes and identity.
+type source struct {
+	file string // as problems name it
+	id   string // absolute path, or "built-in:NAME": the same file has one id
+	dir  string // for relative extends; "" for a built-in
+	data []byte
+}
+
+// finder looks profiles up.
+type finder struct{ opts Options }
+
+// isPath says whether a reference is a file path rather than a name.
+func isPath(ref string) bool {
+	return strings.Contains(ref, "/") || strings.HasSuffix(ref, ".toml")
+}
+
+// checkName accepts the names a profile file can have in a search directory.
+func checkName(name string) error {
+	ok := name != "" && len(name) <= 64 && name[0] != '.' && name[0] != '-'
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+	}
+	if !ok {
+		return fmt.Errorf("%q is not a profile name: use letters, digits, '-', '_' and '.', or give a path", name)
+	}
+	return nil
+}
+
+// find resolves ref, as named on the command line (from nil) or in the
+// extends of from.
+func (f finder) find(ref string, from *layer) (source, error) {
+	if isPath(ref) {
+		if from == nil || filepath.IsAbs(ref) {
+			return readSource(ref, ref)
+		}
+		if from.dir == "" {
+			return source{}, fmt.Errorf("%q: a built-in profile extends only by name", ref)
+		}
+		// Named for problems as the extending file was, so paths read alike.
+		return readSource(filepath.Join(from.dir, ref), filepath.Join(filepath.Dir(from.file), ref))
+	}
+	if err := checkName(ref); err != nil {
+		return source{}, err
+	}
+	for _, dir := range f.opts.SearchPath {
+		path := filepath.Join(dir, ref+".toml")
+		src, err := readSource(path, path)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && from != nil && src.id == from.id {
+			continue
+		}
+		return src, err
+	}
+	if data, err := builtins.ReadFile(ref + ".toml"); err == nil && (from == nil || from.id != "built-in:"+ref) {
+		return source{file: "built-in/" + ref + ".toml", id: "built-in:" + ref, data: data}, nil
+	}
+	var names []string
+	entries, _ := f.entries() // the message lists what it can
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	where := "the built-ins"
+	if len(f.opts.SearchPath) > 0 {
+		where = strings.Join(f.opts.SearchPath, ", ") + " and the built-ins"
+	}
+	return source{}, fmt.Errorf("no profile %q in %s; profiles: %s", ref, where, strings.Join(names, ", "))
+}
+
+// readSource reads one profile file, refusing anything too large to be one;
+// problems will call it name.
+func readSource(path, name string) (source, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return source{}, err
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
+	if err != nil {
+		return source{}, fmt.Errorf("read profile: %w", err)
+	}
+	if len(data) > maxFileSize {
+		return source{}, fmt.Errorf("read profile %s: larger than %d bytes", path, maxFileSize)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return source{}, fmt.Errorf("read profile %s: %w", path, err)
+	}
+	return source{file: name, id: abs, dir: filepath.Dir(abs), data: data}, nil
+}
+
+// chain decodes src and the profiles it extends, child first, collecting
+// every problem in every file it reaches.
+func (f finder) chain(src source) ([]*layer, Errors) {
+	var layers []*layer
+	var probs Errors
+	for {
+		l, ps := decodeLayer(src.file, src.data)
+		probs = append(probs, ps...)
+		if l == nil {
+			return nil, probs
+		}
+		l.id, l.dir = src.id, src.dir
+		layers = append(layers, l)
+		if l.extends == "" {
+			return layers, probs
+		}
+		if len(layers) > maxExtends {
+			probs = append(probs, l.problem("extends", fmt.Sprintf("more than %d profiles extend one another", maxExtends)))
+			return layers, probs
+		}
+		next, err := f.find(l.extends, l)
+		if err != nil {
+			probs = append(probs, l.problem("extends", err.Error()))
+			return layers, probs
+		}
+		if i := slices.IndexFunc(layers, func(x *layer) bool { return x.id == next.id }); i >= 0 {
+			var files []string
+			for _, x := range layers[i:] {
+				files = append(files, x.file)
+			}
+			probs = append(probs, l.problem("extends", "cycle: "+strings.Join(append(files, next.file), " extends ")))
+			return layers, probs
+		}
+		src = next
+	}
+}
+
+// entries lists the profiles by name, without loading them.
+func (f finder) entries() ([]Entry, error) {
+	var out []Entry
+	seen := map[string]bool{}
+	for _, dir := range f.opts.SearchPath {
+		files, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list profiles: %w", err)
+		}
+		for _, file := range files {
+			name, ok := strings.CutSuffix(file.Name(), ".toml")
+			if !ok || file.IsDir() || checkName(name) != nil || seen[name] {
+				continue
+			}
+			seen[name] = true
+			out = append(out, Entry{Name: name, Source: filepath.Join(dir, file.Name())})
+		}
+	}
+	for _, name := range builtinNames {
+		if !seen[name] {
+			out = append(out, Entry{Name: name, Source: "built-in"})
+		}
+	}
+	slices.SortFunc(out, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}

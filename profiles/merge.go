@@ -1,0 +1,94 @@
+package profiles
+
+// Merging: an `extends` chain folded into one profile, parent first, each
+// child overriding only what it sets.
+
+// merge folds layers (the child first, its root ancestor last) over the
+// defaults. Scalars and [user]/[limits] fields take the child's value when
+// it sets one; env.keep is the union, parent order first; env.set merges per
+// variable; a mount with the same dst replaces the parent's in place, others
+// are appended in order.
+func merge(layers []*layer) *Profile {
+	p := defaults()
+	for i := len(layers) - 1; i >= 0; i-- {
+		p.overlay(layers[i])
+	}
+	return &p
+}
+
+// overlay applies one layer's settings over p.
+func (p *Profile) overlay(l *layer) {
+	c, set := &l.p, l.set
+	if set["description"] {
+		p.Description = c.Description
+	}
+	if set["hostname"] {
+		p.Hostname = c.Hostname
+	}
+	if set["cwd"] {
+		p.Cwd = c.Cwd
+	}
+	if set["new_session"] {
+		p.NewSession = c.NewSession
+	}
+	for _, id := range []struct {
+		key      string
+		dst, src *uint32
+	}{
+		{"user.uid", &p.User.UID, &c.User.UID},
+		{"user.gid", &p.User.GID, &c.User.GID},
+		{"user.host_uid", &p.User.HostUID, &c.User.HostUID},
+		{"user.host_gid", &p.User.HostGID, &c.User.HostGID},
+	} {
+		if set[id.key] {
+			*id.dst = *id.src
+		}
+	}
+	if set["user.name"] {
+		p.User.Name = c.User.Name
+	}
+	if set["limits.time"] {
+		p.Limits.Time = c.Limits.Time
+	}
+	for _, r := range rlimits {
+		if set["limits."+r.key] {
+			n := **c.Limits.rlimit(r.key)
+			*p.Limits.rlimit(r.key) = &n
+		}
+	}
+	if set["network.mode"] {
+		p.Network.Mode = c.Network.Mode
+	}
+	for _, k := range c.Env.Keep {
+		p.keepEnv(k)
+	}
+	for k, v := range c.Env.Set {
+		p.Env.Set[k] = v
+	}
+	for _, m := range c.Mounts {
+		p.addMount(m)
+	}
+}
+
+// keepEnv adds name to env.keep unless it is there already.
+func (p *Profile) keepEnv(name string) {
+	for _, k := range p.Env.Keep {
+		if k == name {
+			return
+		}
+	}
+	p.Env.Keep = append(p.Env.Keep, name)
+}
+
+// addMount replaces the mount at m.Dst in place, or appends m: a later
+// source (a child profile, a flag) redefines what is at a destination
+// without reordering the rest.
+func (p *Profile) addMount(m Mount) {
+	for i := range p.Mounts {
+		if p.Mounts[i].Dst == m.Dst {
+			p.Mounts[i] = m
+			return
+		}
+	}
+	p.Mounts = append(p.Mounts, m)
+}

@@ -1,0 +1,198 @@
+package profiles
+
+// Overrides: the command line's changes to a loaded profile, checked by the
+// same rules as the file and reported by flag.
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+)
+
+// Overrides are the flags that change a profile for one run. Host paths
+// relative to Cwd0 are made absolute, and absolute paths are cleaned ("dir/"
+// is "dir"), as a shell user expects; "~/..." stays for Config to expand.
+type Overrides struct {
+	Workspace string   // --workspace DIR: the source of the profile's workspace mount(s)
+	Binds     []string // --bind SRC[:DST]
+	ROBinds   []string // --ro-bind SRC[:DST]
+	Tmpfs     []string // --tmpfs DST[:SIZE[:MODE]]
+	Env       []string // --env KEY=VALUE
+	KeepEnv   []string // --keep-env KEY
+	Cwd       string   // --cwd DIR
+	Hostname  string   // --hostname NAME
+	TimeLimit string   // --time-limit DURATION, or "none" or "0"
+	Cwd0      string   // the caller's working directory
+}
+
+// Apply changes p by the flags in o. A mount at a destination the profile
+// already mounts replaces it, as a child profile's would. --keep-env KEY also
+// drops KEY from env.set, so the flag takes effect (set would win); --env
+// wins over both. Every bad value is reported, each naming its flag; on
+// error p is unchanged.
+func (p *Profile) Apply(o Overrides) error {
+	q := p.clone()
+	a := applier{p: q, cwd0: o.Cwd0}
+	if o.Workspace != "" {
+		a.workspace(o.Workspace)
+	}
+	for _, v := range o.Binds {
+		a.bind("--bind", "bind", v)
+	}
+	for _, v := range o.ROBinds {
+		a.bind("--ro-bind", "ro-bind", v)
+	}
+	for _, v := range o.Tmpfs {
+		a.tmpfs(v)
+	}
+	for _, k := range o.KeepEnv {
+		if a.check("--keep-env", k, checkEnvName(k)) {
+			q.keepEnv(k)
+			delete(q.Env.Set, k)
+		}
+	}
+	for _, v := range o.Env {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok {
+			a.fail("--env", v, errors.New("want KEY=VALUE"))
+		} else if a.check("--env", v, errors.Join(checkEnvName(k), checkEnvValue(val))) {
+			q.Env.Set[k] = val
+		}
+	}
+	if o.Cwd != "" {
+		cwd := o.Cwd
+		if strings.HasPrefix(cwd, "/") {
+			cwd = filepath.Clean(cwd)
+		}
+		if a.check("--cwd", o.Cwd, checkJailPath(cwd, true)) {
+			q.Cwd = cwd
+		}
+	}
+	if o.Hostname != "" && a.check("--hostname", o.Hostname, checkHostname(o.Hostname)) {
+		q.Hostname = o.Hostname
+	}
+	if o.TimeLimit != "" {
+		d, err := parseTime(o.TimeLimit)
+		if a.check("--time-limit", o.TimeLimit, err) {
+			q.Limits.Time = d
+		}
+	}
+	if len(a.errs) > 0 {
+		return errors.Join(a.errs...)
+	}
+	if err := q.check(); err != nil {
+		return fmt.Errorf("profile %q with the given flags: %w", p.Name, err)
+	}
+	*p = *q
+	return nil
+}
+
+// applier collects one Apply's changes and errors.
+type applier struct {
+	p    *Profile
+	cwd0 string
+	errs []error
+}
+
+func (a *applier) fail(flag, value string, err error) {
+	a.errs = append(a.errs, fmt.Errorf("%s %q: %w", flag, value, err))
+}
+
+// check records err, if any, and says whether the value is good.
+func (a *applier) check(flag, value string, err error) bool {
+	if err != nil {
+		a.fail(flag, value, err)
+	}
+	return err == nil
+}
+
+// hostPath makes a host path from a flag absolute and clean, as a shell user
+// expects ("../data", "dir/"); "~/..." is left for Config, which knows the
+// caller's HOME, and must already be clean.
+func (a *applier) hostPath(path string) (string, error) {
+	if strings.HasPrefix(path, "~") {
+		return path, checkSrc(path)
+	}
+	if !filepath.IsAbs(path) {
+		if !filepath.IsAbs(a.cwd0) {
+			return "", fmt.Errorf("%q is relative and the working directory is not known", path)
+		}
+		path = filepath.Join(a.cwd0, path)
+	}
+	path = filepath.Clean(path)
+	return path, checkSrc(path)
+}
+
+// workspace gives the profile's workspace mounts their source, or adds one
+// at /workspace when the profile has none.
+func (a *applier) workspace(dir string) {
+	src, err := a.hostPath(dir)
+	if !a.check("--workspace", dir, err) {
+		return
+	}
+	found := false
+	for i := range a.p.Mounts {
+		if a.p.Mounts[i].Type == workspaceType {
+			a.p.Mounts[i].Src, found = src, true
+		}
+	}
+	if !found {
+		a.p.addMount(Mount{Type: workspaceType, Src: src, Dst: "/workspace"})
+	}
+}
+
+// bind adds "SRC[:DST]" as a mount of type typ; DST defaults to SRC.
+func (a *applier) bind(flag, typ, v string) {
+	srcArg, dst, hasDst := strings.Cut(v, ":")
+	src, err := a.hostPath(srcArg)
+	if err != nil {
+		a.fail(flag, v, fmt.Errorf("source: %w", err))
+		return
+	}
+	if !hasDst {
+		if strings.HasPrefix(src, "~") {
+			a.fail(flag, v, errors.New("give a destination for a source under ~: SRC:DST"))
+			return
+		}
+		dst = src
+	}
+	if strings.HasPrefix(dst, "/") {
+		dst = filepath.Clean(dst)
+	}
+	if a.check(flag, v, wrapValue("destination", dst, checkJailPath(dst, false))) {
+		a.p.addMount(Mount{Type: typ, Src: src, Dst: dst})
+	}
+}
+
+// tmpfs adds "DST[:SIZE[:MODE]]" as a tmpfs mount.
+func (a *applier) tmpfs(v string) {
+	dst, rest, _ := strings.Cut(v, ":")
+	sizeArg, modeArg, _ := strings.Cut(rest, ":")
+	if strings.HasPrefix(dst, "/") {
+		dst = filepath.Clean(dst)
+	}
+	m := Mount{Type: "tmpfs", Dst: dst}
+	ok := a.check("--tmpfs", v, checkJailPath(dst, false))
+	if sizeArg != "" {
+		size, err := parseTmpfsSize(sizeArg)
+		ok = a.check("--tmpfs", v, wrapValue("size", sizeArg, err)) && ok
+		m.Size = size
+	}
+	if modeArg != "" {
+		mode, err := parseMode(modeArg)
+		ok = a.check("--tmpfs", v, wrapValue("mode", modeArg, err)) && ok
+		m.Mode = mode
+	}
+	if ok {
+		a.p.addMount(m)
+	}
+}
+
+// wrapValue names a part of a flag's value in its error: size "lots": ...
+func wrapValue(what, value string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %q: %w", what, value, err)
+}

@@ -1,0 +1,207 @@
+// Package profiles turns a jail profile — a TOML file or one of the embedded
+// built-ins — into the jail.Config of one run: it loads and resolves
+// `extends`, validates strictly (every problem reported at once, with
+// file:line:col and the key path), applies the command line's overrides and
+// converts the result. It only reads files; it never touches the kernel.
+package profiles
+
+// The schema: the resolved profile's Go form and the table of keys each TOML
+// table may hold, which the decoder, the encoder and the typo suggestions
+// share so they cannot drift apart.
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"jail/mount"
+)
+
+// Profile is one resolved profile: its `extends` chain merged, every default
+// filled in, so what Encode prints is exactly what the jail will do. The tags
+// name each field's TOML key; Encode and Load implement the format (rlimits
+// and modes have spellings the generic encoder cannot produce).
+type Profile struct {
+	Name        string `toml:"-"` // as it was loaded: a name or a file path
+	Description string `toml:"description"`
+	Hostname    string `toml:"hostname"`
+	Cwd         string `toml:"cwd"`         // the command's working directory in the jail
+	NewSession  bool   `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
+
+	User    User    `toml:"user"`
+	Env     Env     `toml:"env"`
+	Limits  Limits  `toml:"limits"`
+	Network Network `toml:"network"`
+	Mounts  []Mount `toml:"mount"`
+}
+
+// User says who the command is: its ids inside the jail, and which host ids
+// the jail runs as when the caller is root (never root itself).
+type User struct {
+	UID     uint32 `toml:"uid"`
+	GID     uint32 `toml:"gid"`
+	Name    string `toml:"name"` // non-empty: /etc/passwd and /etc/group are generated for it
+	HostUID uint32 `toml:"host_uid"`
+	HostGID uint32 `toml:"host_gid"`
+}
+
+// Env is the command's whole environment: nothing from the host passes
+// unless Keep names it.
+type Env struct {
+	Keep []string          `toml:"keep"` // host variables passed through when set
+	Set  map[string]string `toml:"set"`  // wins over Keep
+}
+
+// Limits bounds the command. A nil rlimit is not set: the command inherits
+// the caller's. Sizes are bytes, CPU is seconds, unix.RLIM_INFINITY is
+// "unlimited".
+type Limits struct {
+	Time   time.Duration `toml:"time"` // wall time; 0: none
+	Core   *uint64       `toml:"core"`
+	Nofile *uint64       `toml:"nofile"`
+	Nproc  *uint64       `toml:"nproc"`
+	Fsize  *uint64       `toml:"fsize"`
+	CPU    *uint64       `toml:"cpu"`
+	AS     *uint64       `toml:"as"`
+	Stack  *uint64       `toml:"stack"`
+}
+
+// Network says what network the jail has.
+type Network struct {
+	Mode string `toml:"mode"` // only "none" so far
+}
+
+// Mount is one entry of the profile's mount list: what to put where in the
+// jail's root. Which fields apply depends on Type; the others stay zero.
+type Mount struct {
+	Type     string `toml:"type"`
+	Src      string `toml:"src"` // bind, ro-bind; workspace once --workspace gave it
+	Dst      string `toml:"dst"`
+	Optional bool   `toml:"optional"`
+	Size     int64  `toml:"size"` // tmpfs: bytes; 0 for the kernel's default
+	Mode     uint32 `toml:"mode"` // tmpfs, dir, file: permission bits; 0 for the default
+	Target   string `toml:"target"`
+	Content  string `toml:"content"`
+}
+
+// Network modes.
+const (
+	networkNone = "none"
+)
+
+// The mount type that stands for the caller's workspace: the profile says
+// where, --workspace says what.
+const workspaceType = "workspace"
+
+// mountType is what one `type = ...` allows and becomes.
+type mountType struct {
+	kind mount.Kind
+	keys []string // the keys allowed besides type and dst
+}
+
+// mountTypes maps each `type = ...` to what it allows and becomes.
+var mountTypes = map[string]mountType{
+	"bind":        {mount.Bind, []string{"src", "optional"}},
+	"ro-bind":     {mount.ReadOnlyBind, []string{"src", "optional"}},
+	"tmpfs":       {mount.Tmpfs, []string{"size", "mode"}},
+	"proc":        {mount.Proc, nil},
+	"dev":         {mount.Dev, nil},
+	"symlink":     {mount.Symlink, []string{"target"}},
+	"dir":         {mount.Dir, []string{"mode"}},
+	"file":        {mount.File, []string{"mode", "content"}},
+	workspaceType: {mount.Bind, nil},
+}
+
+// mountTypeNames is mountTypes' keys in documentation order, for messages.
+var mountTypeNames = []string{"bind", "ro-bind", "tmpfs", "proc", "dev", "symlink", "dir", "file", workspaceType}
+
+// The keys each table may hold, for unknown-key errors and suggestions.
+var (
+	topKeys     = []string{"description", "extends", "hostname", "cwd", "new_session", "user", "env", "limits", "network", "mount"}
+	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
+	envKeys     = []string{"keep", "set"}
+	networkKeys = []string{"mode"}
+	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content"}
+	limitKeys   = []string{"time", "core", "nofile", "nproc", "fsize", "cpu", "as", "stack"}
+)
+
+// limitKind says how an rlimit's value is written.
+type limitKind int
+
+const (
+	sizeLimit  limitKind = iota // bytes: 1024, "512K", "1G", "unlimited"
+	countLimit                  // a count: 1024, "unlimited"
+	cpuLimit                    // seconds, written as a duration: "60s", "unlimited"
+)
+
+// rlimitKey is one rlimit a profile can set.
+type rlimitKey struct {
+	key      string
+	resource int // unix.RLIMIT_*
+	kind     limitKind
+}
+
+// rlimits lists the rlimit keys in encoding order.
+var rlimits = []rlimitKey{
+	{"core", unix.RLIMIT_CORE, sizeLimit},
+	{"nofile", unix.RLIMIT_NOFILE, countLimit},
+	{"nproc", unix.RLIMIT_NPROC, countLimit},
+	{"fsize", unix.RLIMIT_FSIZE, sizeLimit},
+	{"cpu", unix.RLIMIT_CPU, cpuLimit},
+	{"as", unix.RLIMIT_AS, sizeLimit},
+	{"stack", unix.RLIMIT_STACK, sizeLimit},
+}
+
+// rlimit returns the field holding the rlimit named key, so tables above can
+// drive decoding, merging, encoding and conversion alike.
+func (l *Limits) rlimit(key string) **uint64 {
+	switch key {
+	case "core":
+		return &l.Core
+	case "nofile":
+		return &l.Nofile
+	case "nproc":
+		return &l.Nproc
+	case "fsize":
+		return &l.Fsize
+	case "cpu":
+		return &l.CPU
+	case "as":
+		return &l.AS
+	case "stack":
+		return &l.Stack
+	}
+	return nil
+}
+
+// defaults is what a profile that sets nothing gets: the values the CLI
+// documents, none of them less isolated than the alternatives.
+func defaults() Profile {
+	return Profile{
+		Hostname:   "jail",
+		Cwd:        "/",
+		NewSession: true,
+		User:       User{UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534},
+		Env:        Env{Set: map[string]string{}},
+		Network:    Network{Mode: networkNone},
+	}
+}
+
+// clone returns a deep copy, so Apply can fail without changing p and a
+// returned profile shares nothing with another.
+func (p *Profile) clone() *Profile {
+	c := *p
+	c.Env.Keep = append([]string(nil), p.Env.Keep...)
+	c.Env.Set = make(map[string]string, len(p.Env.Set))
+	for k, v := range p.Env.Set {
+		c.Env.Set[k] = v
+	}
+	for _, r := range rlimits {
+		if v := *p.Limits.rlimit(r.key); v != nil {
+			n := *v
+			*c.Limits.rlimit(r.key) = &n
+		}
+	}
+	c.Mounts = append([]Mount(nil), p.Mounts...)
+	return &c
+}

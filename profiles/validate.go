@@ -1,0 +1,270 @@
+package profiles
+
+// Validation: the rules every value must follow, shared by the decoder (for
+// file:line:col problems), the flag overrides (for --flag problems) and
+// Config (which re-checks a profile that code may have changed), so a value
+// is refused the same way wherever it comes from.
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"path"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxID is the largest uid or gid: (uid_t)-1 means "no change" to the
+// kernel's set*id calls and can never be mapped.
+const maxID = math.MaxUint32 - 1
+
+func checkHostname(s string) error {
+	if s == "" || len(s) > 64 {
+		return errors.New("must be 1 to 64 characters")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.') {
+			return errors.New("only letters, digits, '-' and '.' are allowed")
+		}
+	}
+	return nil
+}
+
+// checkJailPath checks a path inside the jail. It must be absolute and
+// clean, so what the planner mounts is exactly what the profile says (no
+// "..", which would escape the intended directory, no "//" or trailing "/").
+// The jail's root itself is refused unless allowRoot: a mount there would
+// replace the whole root.
+func checkJailPath(p string, allowRoot bool) error {
+	switch {
+	case p == "":
+		return errors.New("must not be empty")
+	case strings.IndexByte(p, 0) >= 0:
+		return errors.New("must not contain a NUL byte")
+	case !utf8.ValidString(p):
+		return errors.New("must be valid UTF-8")
+	case p[0] != '/':
+		return errors.New("must be absolute")
+	case p == "/" && !allowRoot:
+		return errors.New("would replace the jail's root")
+	case p == "/":
+		return nil
+	case slices.Contains(strings.Split(p, "/"), ".."):
+		return errors.New(`must not contain ".."`)
+	case strings.HasSuffix(p, "/"):
+		return errors.New("must not end with /")
+	case strings.Contains(p, "//"):
+		return errors.New(`must not contain "//"`)
+	case path.Clean(p) != p:
+		return fmt.Errorf("not clean: write %q", path.Clean(p))
+	}
+	return nil
+}
+
+// checkSrc checks a host path: absolute and clean like a jail path, or
+// "~/..." for a path under the caller's home, expanded by Config.
+func checkSrc(p string) error {
+	if p == "~" {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		return checkJailPath("/"+rest, false)
+	}
+	if strings.HasPrefix(p, "~") {
+		return errors.New(`only "~/" (the caller's home) is understood, not "~user"`)
+	}
+	if p == "/" {
+		return errors.New("would give the jail the host's root")
+	}
+	return checkJailPath(p, false)
+}
+
+func checkUserName(s string) error {
+	if s == "" {
+		return nil // no name: no /etc/passwd is generated
+	}
+	ok := len(s) <= 32 && (s[0] >= 'a' && s[0] <= 'z' || s[0] == '_')
+	for i := 1; ok && i < len(s); i++ {
+		c := s[i]
+		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	if !ok {
+		return errors.New("want lower-case letters, digits, '_' or '-', starting with a letter or '_', at most 32")
+	}
+	return nil
+}
+
+func checkID(n int64) error {
+	if n < 0 || n > maxID {
+		return fmt.Errorf("want 0 to %d", uint32(maxID))
+	}
+	return nil
+}
+
+// checkHostID checks a host uid or gid the jail runs as when the caller is
+// root (security invariant 1).
+func checkHostID(n int64) error {
+	if n == 0 {
+		return errors.New("means host root; a jail never runs as host root")
+	}
+	return checkID(n)
+}
+
+func checkEnvName(s string) error {
+	switch {
+	case s == "":
+		return errors.New("a variable name must not be empty")
+	case strings.ContainsAny(s, "=\x00"):
+		return errors.New("a variable name must not contain '=' or NUL")
+	case !utf8.ValidString(s):
+		return errors.New("a variable name must be valid UTF-8")
+	}
+	return nil
+}
+
+func checkEnvValue(s string) error {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return errors.New("a value must not contain NUL")
+	case !utf8.ValidString(s):
+		return errors.New("a value must be valid UTF-8")
+	}
+	return nil
+}
+
+// checkNetworkMode refuses the modes later issues will add, rather than
+// running with a network the profile did not ask for (invariant 10).
+func checkNetworkMode(s string) error {
+	switch s {
+	case networkNone:
+		return nil
+	case "allowlist", "host":
+		return errors.New(`not supported yet: only "none"`)
+	}
+	return errors.New(`unknown mode: want "none"`)
+}
+
+// checkNofile refuses an unlimited RLIMIT_NOFILE: the kernel caps it at
+// fs.nr_open and setrlimit would fail inside the jail.
+func checkNofile(n uint64) error {
+	if n == math.MaxUint64 {
+		return errors.New("the kernel caps open files at fs.nr_open: give a number")
+	}
+	return nil
+}
+
+func checkTarget(s string) error {
+	switch {
+	case s == "":
+		return errors.New("must not be empty")
+	case strings.IndexByte(s, 0) >= 0:
+		return errors.New("must not contain a NUL byte")
+	case !utf8.ValidString(s):
+		return errors.New("must be valid UTF-8")
+	}
+	return nil
+}
+
+// typesWith lists, for a message, the mount types that allow key.
+func typesWith(key string) string {
+	var names []string
+	for _, n := range mountTypeNames {
+		if slices.Contains(mountTypes[n].keys, key) {
+			names = append(names, n)
+		}
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// check validates a whole profile held in memory: code may have built or
+// changed it, and Config must never convert what Load would refuse.
+func (p *Profile) check() error {
+	var errs []error
+	add := func(key string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", key, err))
+		}
+	}
+	add("hostname", checkHostname(p.Hostname))
+	add("cwd", checkJailPath(p.Cwd, true))
+	add("user.uid", checkID(int64(p.User.UID)))
+	add("user.gid", checkID(int64(p.User.GID)))
+	add("user.name", checkUserName(p.User.Name))
+	add("user.host_uid", checkHostID(int64(p.User.HostUID)))
+	add("user.host_gid", checkHostID(int64(p.User.HostGID)))
+	for i, k := range p.Env.Keep {
+		add(indexKey("env.keep", i+1), checkEnvName(k))
+	}
+	for _, k := range slices.Sorted(maps.Keys(p.Env.Set)) {
+		add(joinKey("env.set", k), checkEnvName(k))
+		add(joinKey("env.set", k), checkEnvValue(p.Env.Set[k]))
+	}
+	if p.Limits.Time < 0 {
+		add("limits.time", errNegative)
+	}
+	if p.Limits.Nofile != nil {
+		add("limits.nofile", checkNofile(*p.Limits.Nofile))
+	}
+	add("network.mode", checkNetworkMode(p.Network.Mode))
+	dsts := map[string]bool{}
+	for i, m := range p.Mounts {
+		key := indexKey("mount", i+1)
+		errs = append(errs, m.check(key)...)
+		if dsts[m.Dst] {
+			add(key+".dst", fmt.Errorf("%q is mounted twice", m.Dst))
+		}
+		dsts[m.Dst] = true
+	}
+	return errors.Join(errs...)
+}
+
+// check validates one mount held in memory, named key in errors: its type,
+// its paths, and that it sets no field its type does not use.
+func (m *Mount) check(key string) []error {
+	t, ok := mountTypes[m.Type]
+	if !ok {
+		return []error{fmt.Errorf("%s.type: unknown type %q", key, m.Type)}
+	}
+	var errs []error
+	if err := checkJailPath(m.Dst, false); err != nil {
+		errs = append(errs, fmt.Errorf("%s.dst: %w", key, err))
+	}
+	for _, f := range []struct {
+		key string
+		set bool
+	}{
+		{"src", m.Src != "" && m.Type != workspaceType}, // --workspace fills a workspace's
+		{"optional", m.Optional}, {"size", m.Size != 0}, {"mode", m.Mode != 0},
+		{"target", m.Target != ""}, {"content", m.Content != ""},
+	} {
+		if f.set && !slices.Contains(t.keys, f.key) {
+			errs = append(errs, fmt.Errorf("%s.%s: only for %s", key, f.key, typesWith(f.key)))
+		}
+	}
+	switch {
+	case slices.Contains(t.keys, "src") && m.Src == "":
+		errs = append(errs, fmt.Errorf("%s.src: required for %s", key, m.Type))
+	case m.Src != "":
+		if err := checkSrc(m.Src); err != nil {
+			errs = append(errs, fmt.Errorf("%s.src: %w", key, err))
+		}
+	}
+	if m.Type == "symlink" {
+		if err := checkTarget(m.Target); err != nil {
+			errs = append(errs, fmt.Errorf("%s.target: %w", key, err))
+		}
+	}
+	if m.Size < 0 {
+		errs = append(errs, fmt.Errorf("%s.size: %w", key, errNegative))
+	}
+	if m.Mode > 0o7777 {
+		errs = append(errs, fmt.Errorf("%s.mode: %w", key, errMode))
+	}
+	return errs
+}

@@ -1,0 +1,265 @@
+package profiles
+
+// Values: the spellings a profile (and a flag) may use for sizes, counts,
+// durations and modes, parsed strictly and printed back the same way.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+const unlimited = "unlimited"
+
+// The messages say what is expected, so a user can fix the value at once.
+var (
+	errSize     = errors.New(`want bytes (1048576), a number with K, M, G or T (1024-based: "256M"), or "unlimited"`)
+	errTmpfs    = errors.New(`want bytes (1048576) or a number with K, M, G or T (1024-based: "256M")`)
+	errCount    = errors.New(`want a whole number or "unlimited"`)
+	errCPU      = errors.New(`want a duration such as "60s" or "2m", or "unlimited"`)
+	errTime     = errors.New(`want a duration such as "10m" or "90s", or "none"`)
+	errNegative = errors.New("must not be negative")
+	errTooBig   = errors.New("too large")
+	errMode     = errors.New(`want an octal mode such as "0755" or 0o755`)
+)
+
+// typeName names the TOML type of a decoded value, for type errors.
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "a string"
+	case int64:
+		return "an integer"
+	case float64:
+		return "a float"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	case []map[string]any:
+		return "an array of tables"
+	}
+	return "a date-time"
+}
+
+// parseSize reads an rlimit size: bytes as an integer or a string with a
+// 1024-based suffix, or "unlimited" (unix.RLIM_INFINITY).
+func parseSize(v any) (uint64, error) {
+	switch v := v.(type) {
+	case int64:
+		if v < 0 {
+			return 0, errNegative
+		}
+		return uint64(v), nil
+	case string:
+		if v == unlimited {
+			return unix.RLIM_INFINITY, nil
+		}
+		n, err := parseBytes(v)
+		if err != nil {
+			return 0, err
+		}
+		return uint64(n), nil
+	}
+	return 0, errSize
+}
+
+// parseTmpfsSize reads a tmpfs size; 0 and "unlimited" are refused because
+// the kernel takes both as "no limit", and /tmp must be bounded.
+func parseTmpfsSize(v any) (int64, error) {
+	var n int64
+	switch v := v.(type) {
+	case int64:
+		n = v
+	case string:
+		var err error
+		if n, err = parseBytes(v); err != nil {
+			if errors.Is(err, errSize) {
+				return 0, errTmpfs
+			}
+			return 0, err
+		}
+	default:
+		return 0, errTmpfs
+	}
+	if n < 0 {
+		return 0, errNegative
+	}
+	if n == 0 {
+		return 0, errors.New("would mean no limit at all: leave size out for the kernel's default (half of RAM), or give a size")
+	}
+	return n, nil
+}
+
+// parseBytes reads "1048576", "512K", "256M", "1G" or "2T" (also lower case).
+func parseBytes(s string) (int64, error) {
+	digits, mult := s, int64(1)
+	if s != "" {
+		switch s[len(s)-1] {
+		case 'K', 'k':
+			mult = 1 << 10
+		case 'M', 'm':
+			mult = 1 << 20
+		case 'G', 'g':
+			mult = 1 << 30
+		case 'T', 't':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			digits = s[:len(s)-1]
+		}
+	}
+	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, errSize
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > math.MaxInt64/mult {
+		return 0, errTooBig
+	}
+	return n * mult, nil
+}
+
+// formatSize writes bytes in the largest unit that divides them, as a user
+// would write them; the result is a TOML value.
+func formatSize(n uint64) string {
+	if n == unix.RLIM_INFINITY {
+		return strconv.Quote(unlimited)
+	}
+	for _, u := range []struct {
+		suffix string
+		mult   uint64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.mult && n%u.mult == 0 {
+			return strconv.Quote(strconv.FormatUint(n/u.mult, 10) + u.suffix)
+		}
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// parseCount reads an rlimit count: a whole number or "unlimited".
+func parseCount(v any) (uint64, error) {
+	switch v := v.(type) {
+	case int64:
+		if v < 0 {
+			return 0, errNegative
+		}
+		return uint64(v), nil
+	case string:
+		if v == unlimited {
+			return unix.RLIM_INFINITY, nil
+		}
+	}
+	return 0, errCount
+}
+
+// formatCount writes a count as a TOML value.
+func formatCount(n uint64) string {
+	if n == unix.RLIM_INFINITY {
+		return strconv.Quote(unlimited)
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+// parseCPU reads RLIMIT_CPU as a duration rounded up to whole seconds.
+// "0s" is refused: the kernel would kill the command at once, and a user who
+// wrote it almost certainly meant "no limit", as "0s" means for time.
+func parseCPU(v any) (uint64, error) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, errCPU
+	}
+	if s == unlimited {
+		return unix.RLIM_INFINITY, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errCPU
+	}
+	if d < 0 {
+		return 0, errNegative
+	}
+	if d == 0 {
+		return 0, errors.New(`would kill the command at once: write "unlimited" for no CPU limit`)
+	}
+	return uint64((d + time.Second - 1) / time.Second), nil
+}
+
+// formatCPU writes CPU seconds as a TOML value.
+func formatCPU(n uint64) string {
+	if n == unix.RLIM_INFINITY {
+		return strconv.Quote(unlimited)
+	}
+	return strconv.Quote(strconv.FormatUint(n, 10) + "s")
+}
+
+// parseTime reads the wall-time limit: a duration, or "none"/"0s" for none.
+func parseTime(v any) (time.Duration, error) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, errTime
+	}
+	if s == "none" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errTime
+	}
+	if d < 0 {
+		return 0, errNegative
+	}
+	return d, nil
+}
+
+// formatTime writes the wall-time limit as a TOML value, without the zero
+// units Duration.String adds ("10m", not "10m0s").
+func formatTime(d time.Duration) string {
+	if d == 0 {
+		return strconv.Quote("none")
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return strconv.Quote(s)
+}
+
+// parseMode reads permission bits: an octal string ("0755", "1777") or an
+// integer. A mode of 0 is refused because the mount package reads 0 as "the
+// default", which would silently grant more than asked.
+func parseMode(v any) (uint32, error) {
+	var n int64
+	switch v := v.(type) {
+	case int64:
+		n = v
+	case string:
+		if v == "" || len(v) > 5 || strings.TrimLeft(v, "01234567") != "" {
+			return 0, errMode
+		}
+		n, _ = strconv.ParseInt(v, 8, 64) // cannot fail: at most 5 octal digits
+	default:
+		return 0, errMode
+	}
+	if n == 0 {
+		return 0, errors.New("would mean the default mode: leave mode out, or give the bits")
+	}
+	if n < 0 || n > 0o7777 {
+		return 0, fmt.Errorf("%w, between 0001 and 7777", errMode)
+	}
+	return uint32(n), nil
+}
+
+// formatMode writes permission bits as an octal string, as ls and chmod do.
+func formatMode(m uint32) string {
+	return strconv.Quote(fmt.Sprintf("%04o", m))
+}
