@@ -201,8 +201,10 @@ func modeOr(m, def uint32) uint32 {
 // addBind resolves a bind source. A source that is itself a symlink into
 // another bind of the same path (merged /usr: /lib -> usr/lib) becomes the
 // same symlink in the jail rather than a second mount. Otherwise the source
-// is made canonical here; the init stage opens it refusing any symlink, so a
-// link swapped in after this point fails the run instead of redirecting it.
+// is made canonical here, following the host's symlinks but none that lies in
+// a directory this run makes writable to the jail (it could have planted
+// it); the init stage then opens the canonical path refusing any symlink, so
+// a link swapped in after this point fails the run instead of redirecting it.
 func (p *Prepared) addBind(specs []Spec, s Spec, opts Options) error {
 	if strings.ContainsRune(s.Src, 0) || !filepath.IsAbs(s.Src) {
 		return fmt.Errorf("%s %s: source %q is not an absolute path", s.Kind, s.Dst, s.Src)
@@ -214,7 +216,7 @@ func (p *Prepared) addBind(specs []Spec, s Spec, opts Options) error {
 			return nil
 		}
 	}
-	canon, err := filepath.EvalSymlinks(s.Src)
+	canon, err := resolveSource(s.Src, writableDirs(specs))
 	if err == nil {
 		fi, err = os.Stat(canon)
 	}
@@ -249,6 +251,65 @@ func (p *Prepared) addBind(specs []Spec, s Spec, opts Options) error {
 	w.Str(s.Dst)
 	p.nops++
 	return nil
+}
+
+// writableDirs are the host directories a run lets the jail write: the
+// canonical sources of its writable binds.
+func writableDirs(specs []Spec) []string {
+	var dirs []string
+	for _, s := range specs {
+		if s.Kind != Bind {
+			continue
+		}
+		if c, err := filepath.EvalSymlinks(s.Src); err == nil {
+			dirs = append(dirs, c)
+		}
+	}
+	return dirs
+}
+
+// resolveSource is filepath.EvalSymlinks that refuses to follow a symlink
+// lying inside one of the writable directories.
+func resolveSource(path string, writable []string) (string, error) {
+	resolved := "/"
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
+	for links := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		if name == "" || name == "." {
+			continue
+		}
+		if name == ".." {
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, name)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		for _, w := range writable {
+			if under(next, w) {
+				return "", fmt.Errorf("%s is a symlink inside %s, which the jail can write: refusing to follow it", next, w)
+			}
+		}
+		if links++; links > 40 {
+			return "", &fs.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return resolved, nil
 }
 
 // mirroredLink reports whether the symlink at src resolves into a bind that

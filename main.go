@@ -1,0 +1,341 @@
+// Command jail runs one command in one fresh, throw-away Linux sandbox:
+//
+//	jail -p agent --workspace "$PWD" -- bash -c 'make test'
+//
+// This file is the CLI only: flags, help text and exit codes. The flow of a
+// run is profiles (what to build) → jail (build it, run, report).
+
+// A short-lived launcher has no use for the runtime's cgroup-aware
+// GOMAXPROCS, which rereads cgroup files every second; these are also the
+// defaults of go.mod's go version, stated so a bump does not change them.
+//
+//go:debug containermaxprocs=0
+//go:debug updatemaxprocs=0
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"jail/jail"
+	"jail/preflight"
+	"jail/profiles"
+)
+
+// Exit statuses of jail's own: the command's status passes through
+// otherwise (128+N for signal N).
+const (
+	exitJail       = 125 // jail failed: bad profile, flag or host; the command did not run
+	exitNoExec     = 126 // the command exists but cannot be executed
+	exitNotFound   = 127 // the command does not exist in the jail
+	exitCheckFails = 1   // jail check found a requirement missing
+)
+
+// version is set by the Makefile (-X main.version=...).
+var version = "dev"
+
+func main() {
+	started := time.Now()
+	args, command := splitCommand(os.Args)
+	args = flagsFirst(args)
+	err := newApp(started, command).Run(args)
+	if err == nil {
+		return
+	}
+	var ex *exitStatus
+	if errors.As(err, &ex) {
+		if ex.msg != "" {
+			fmt.Fprintln(os.Stderr, "jail:", ex.msg)
+		}
+		os.Exit(ex.code)
+	}
+	fmt.Fprintln(os.Stderr, "jail:", oneLine(err))
+	os.Exit(exitJail)
+}
+
+// exitStatus ends jail with a status and, if msg is set, one line on stderr.
+type exitStatus struct {
+	code int
+	msg  string
+}
+
+func (e *exitStatus) Error() string { return e.msg }
+
+// splitCommand cuts argv at the first "--": what follows is the command,
+// never parsed as flags or subcommands (urfave/cli would take a command
+// named "profiles" for ours).
+func splitCommand(argv []string) (args, command []string) {
+	for i, a := range argv {
+		if a == "--" {
+			return argv[:i], argv[i+1:]
+		}
+	}
+	return argv, nil
+}
+
+// flagsFirst lets `jail profile show NAME --flag v` work: urfave/cli stops
+// at the first positional argument, so the name is moved after the flags.
+// Every override flag takes a value.
+func flagsFirst(args []string) []string {
+	if len(args) < 3 || args[1] != "profile" || args[2] != "show" {
+		return args
+	}
+	flags, names := []string{}, []string{}
+	for i := 3; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case !strings.HasPrefix(a, "-") || a == "-":
+			names = append(names, a)
+		case strings.Contains(a, "=") || a == "-h" || a == "--help" || i+1 == len(args):
+			flags = append(flags, a)
+		default:
+			flags = append(flags, a, args[i+1])
+			i++
+		}
+	}
+	return append(append(args[:3:3], flags...), names...)
+}
+
+// oneLine keeps an error to the one line the user gets; a profile with
+// several problems is the exception, one line each.
+func oneLine(err error) string {
+	var perrs profiles.Errors
+	if errors.As(err, &perrs) {
+		return err.Error()
+	}
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
+
+// overrideFlags are the flags that change a profile, for run and for
+// profile show (which prints the effective policy with the same flags).
+func overrideFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Value: "default", Usage: "profile `NAME` or path to a .toml file (jail profiles lists them)"},
+		&cli.StringFlag{Name: "workspace", Usage: "bind host `DIR` read-write at /workspace"},
+		&cli.StringSliceFlag{Name: "bind", Usage: "bind host `SRC[:DST]` read-write (repeatable)"},
+		&cli.StringSliceFlag{Name: "ro-bind", Usage: "bind host `SRC[:DST]` read-only (repeatable)"},
+		&cli.StringSliceFlag{Name: "tmpfs", Usage: "mount a fresh tmpfs at `DST[:SIZE]` (repeatable)"},
+		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the command's environment (repeatable)"},
+		&cli.StringSliceFlag{Name: "keep-env", Usage: "pass host variable `K` through if set (repeatable)"},
+		&cli.StringFlag{Name: "cwd", Usage: "working `DIR` inside the jail"},
+		&cli.StringFlag{Name: "hostname", Usage: "the jail's host`NAME`"},
+		&cli.StringFlag{Name: "time-limit", Usage: "kill the whole jail after `DURATION` (e.g. 30s, 10m; 0 for none)"},
+	}
+}
+
+func runFlags() []cli.Flag {
+	return append(overrideFlags(),
+		&cli.StringFlag{Name: "status-json", Usage: "write the run's status record to `PATH` (or fd:N)"},
+	)
+}
+
+const runExample = `Example:
+   jail -p agent --workspace "$PWD" -- bash -c 'pytest -q'
+   jail -p default --time-limit 30s --status-json /tmp/st.json -- python3 -c 'print(1)'`
+
+func newApp(started time.Time, command []string) *cli.App {
+	run := func(c *cli.Context) error { return runCommand(c, started, command) }
+	return &cli.App{
+		Name:      "jail",
+		Usage:     "run one command in one fresh, throw-away Linux sandbox",
+		UsageText: "jail [-p PROFILE] [overrides] -- CMD [ARGS...]\n\n" + runExample,
+		Version:   version,
+		// Flags and the command are parsed by hand around "--"; slice
+		// flags keep commas (--env A=b,c).
+		DisableSliceFlagSeparator: true,
+		HideVersion:               true,
+		Flags:                     runFlags(),
+		Action:                    run,
+		ExitErrHandler:            func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			{
+				Name:      "run",
+				Usage:     "run CMD in a jail (the default command)",
+				UsageText: "jail run [-p PROFILE] [overrides] -- CMD [ARGS...]\n\n" + runExample,
+				Flags:     runFlags(),
+				Action:    run,
+			},
+			{
+				Name:      "profiles",
+				Usage:     "list the built-in and user profiles",
+				UsageText: "jail profiles\n\nExample:\n   JAIL_PROFILE_PATH=./profiles jail profiles",
+				Action:    listProfiles,
+			},
+			{
+				Name:      "profile",
+				Usage:     "inspect a profile",
+				UsageText: "jail profile show NAME [overrides]",
+				Subcommands: []*cli.Command{{
+					Name:      "show",
+					Usage:     "print the fully resolved profile (extends and flags applied) as TOML",
+					UsageText: "jail profile show [-p] NAME [overrides]\n\nExample:\n   jail profile show agent --workspace /src/app --time-limit 1m",
+					Flags:     overrideFlags(),
+					Action:    showProfile,
+				}},
+			},
+			{
+				Name:      "check",
+				Usage:     "check that this host and caller can run jails; print the fix for what is missing",
+				UsageText: "jail check\n\nExample:\n   jail check && echo ready",
+				Action: func(c *cli.Context) error {
+					if !preflight.Run(c.App.Writer) {
+						return &exitStatus{code: exitCheckFails}
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "version",
+				Usage:     "print jail's version",
+				UsageText: "jail version\n\nExample:\n   jail version",
+				Action: func(c *cli.Context) error {
+					fmt.Fprintf(c.App.Writer, "jail %s\n", version)
+					return nil
+				},
+			},
+		},
+	}
+}
+
+// loadProfile loads the named profile and applies the flags to it.
+func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
+	p, err := profiles.Load(name, profiles.Options{SearchPath: profiles.DefaultSearchPath(os.Environ())})
+	if err != nil {
+		return nil, err
+	}
+	cwd, _ := os.Getwd()
+	err = p.Apply(profiles.Overrides{
+		Workspace: c.String("workspace"),
+		Binds:     c.StringSlice("bind"),
+		ROBinds:   c.StringSlice("ro-bind"),
+		Tmpfs:     c.StringSlice("tmpfs"),
+		Env:       c.StringSlice("env"),
+		KeepEnv:   c.StringSlice("keep-env"),
+		Cwd:       c.String("cwd"),
+		Hostname:  c.String("hostname"),
+		TimeLimit: c.String("time-limit"),
+		Cwd0:      cwd,
+	})
+	return p, err
+}
+
+func runCommand(c *cli.Context, started time.Time, command []string) error {
+	if c.NArg() > 0 {
+		return &exitStatus{code: exitJail, msg: fmt.Sprintf("unexpected %q before --: the command goes after -- (jail -p PROFILE -- CMD...)", c.Args().First())}
+	}
+	if len(command) == 0 {
+		return &exitStatus{code: exitJail, msg: "no command: give it after -- (jail -p PROFILE -- CMD...)"}
+	}
+	statusTo, err := openStatus(c.String("status-json"))
+	if err != nil {
+		return err
+	}
+	if statusTo != nil {
+		defer statusTo.Close()
+	}
+	p, err := loadProfile(c, c.String("profile"))
+	var cfg jail.Config
+	if err == nil {
+		cfg, err = p.Config(command, os.Environ())
+	}
+	var res *jail.Result
+	if err == nil {
+		res, err = jail.Run(cfg, started)
+	}
+	if statusTo != nil {
+		var cfgp *jail.Config
+		if p != nil {
+			cfgp = &cfg
+		}
+		if _, werr := statusTo.Write(jail.NewStatus(cfgp, res, err).JSON()); werr != nil && err == nil {
+			err = fmt.Errorf("write the status record: %w", werr)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return outcome(res)
+}
+
+// outcome turns the command's end into jail's exit status.
+func outcome(res *jail.Result) error {
+	if res.ExecError != "" {
+		code := exitNoExec
+		if res.ExitCode == exitNotFound {
+			code = exitNotFound
+		}
+		return &exitStatus{code: code, msg: res.ExecError}
+	}
+	if res.TimedOut {
+		return &exitStatus{code: res.ExitCode, msg: "killed: time limit exceeded"}
+	}
+	if res.ExitCode != 0 {
+		return &exitStatus{code: res.ExitCode}
+	}
+	return nil
+}
+
+// openStatus opens where the status record goes: a path, or fd:N.
+func openStatus(to string) (io.WriteCloser, error) {
+	if to == "" {
+		return nil, nil
+	}
+	if n, ok := strings.CutPrefix(to, "fd:"); ok {
+		fd, err := strconv.Atoi(n)
+		if err != nil || fd < 1 {
+			return nil, fmt.Errorf("--status-json %s: not a file descriptor number", to)
+		}
+		f := os.NewFile(uintptr(fd), to)
+		if _, err := f.Stat(); err != nil {
+			return nil, fmt.Errorf("--status-json %s: %w", to, err)
+		}
+		return f, nil
+	}
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--status-json: %w", err)
+	}
+	return f, nil
+}
+
+func listProfiles(c *cli.Context) error {
+	entries, err := profiles.List(profiles.Options{SearchPath: profiles.DefaultSearchPath(os.Environ())})
+	if err != nil {
+		return err
+	}
+	w := 0
+	for _, e := range entries {
+		w = max(w, len(e.Name))
+	}
+	for _, e := range entries {
+		fmt.Fprintf(c.App.Writer, "%-*s  %s  (%s)\n", w, e.Name, e.Description, e.Source)
+	}
+	return nil
+}
+
+func showProfile(c *cli.Context) error {
+	name := c.String("profile")
+	if c.NArg() > 1 {
+		return &exitStatus{code: exitJail, msg: "profile show takes one profile name"}
+	}
+	if c.NArg() == 1 {
+		name = c.Args().First()
+	}
+	p, err := loadProfile(c, name)
+	if err != nil {
+		return err
+	}
+	out, err := p.Encode()
+	if err != nil {
+		return err
+	}
+	_, err = c.App.Writer.Write(out)
+	return err
+}

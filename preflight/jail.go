@@ -1,0 +1,71 @@
+package preflight
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"jail/jail"
+	"jail/mount"
+)
+
+// wholeJail builds a real jail and runs a command in it: pivot_root, a
+// procfs for a new pid namespace (which a container that masks /proc
+// refuses), the minimal /dev, and a writable bind whose new file must
+// belong to the caller on the host.
+func wholeJail() Result {
+	r := Result{Name: "a jail runs"}
+	dir, err := os.MkdirTemp("", "jail-check-")
+	if err != nil {
+		r.Detail = fmt.Sprintf("temporary directory: %v", err)
+		r.Fix = "make $TMPDIR (or /tmp) writable"
+		return r
+	}
+	defer os.RemoveAll(dir)
+	cfg := jail.Config{
+		Profile:    "check",
+		Argv:       []string{"/bin/sh", "-c", "test -r /proc/self/status && test -c /dev/null && : > /workspace/probe"},
+		Env:        []string{"PATH=/usr/bin:/bin"},
+		Dir:        "/",
+		Hostname:   "jail-check",
+		NewSession: true,
+		UID:        1000, GID: 1000, HostUID: 65534, HostGID: 65534,
+		Mounts: []mount.Spec{
+			{Kind: mount.ReadOnlyBind, Src: "/usr", Dst: "/usr"},
+			{Kind: mount.ReadOnlyBind, Src: "/bin", Dst: "/bin", Optional: true},
+			{Kind: mount.ReadOnlyBind, Src: "/lib", Dst: "/lib", Optional: true},
+			{Kind: mount.ReadOnlyBind, Src: "/lib64", Dst: "/lib64", Optional: true},
+			{Kind: mount.Proc, Dst: "/proc"},
+			{Kind: mount.Dev, Dst: "/dev"},
+			{Kind: mount.Bind, Src: dir, Dst: "/workspace"},
+		},
+		TimeLimit: 10 * time.Second,
+	}
+	start := time.Now()
+	res, err := jail.Run(cfg, start)
+	switch {
+	case err != nil:
+		r.Detail = err.Error()
+		r.Fix = "see the line above: a container that masks /proc must let jail mount its own procfs (docker: --security-opt systempaths=unconfined)"
+		return r
+	case res.ExitCode != 0:
+		r.Detail = fmt.Sprintf("the test command exited %d %s", res.ExitCode, res.ExecError)
+		r.Fix = "/bin/sh must exist on the host; see the command's output above"
+		return r
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(filepath.Join(dir, "probe"), &st); err != nil {
+		r.Detail = fmt.Sprintf("the file written in the jail is missing: %v", err)
+		return r
+	}
+	if int(st.Uid) != os.Geteuid() {
+		r.Detail = fmt.Sprintf("a file written in a writable bind belongs to uid %d on the host, not to the caller (%d)", st.Uid, os.Geteuid())
+		r.Fix = "the filesystem of $TMPDIR must support idmapped mounts when jail runs as root"
+		return r
+	}
+	r.OK = true
+	r.Detail = fmt.Sprintf("pivot_root, procfs in a new pid namespace, minimal /dev, writable bind owned by the caller (%.1f ms setup)", float64(res.Setup.Microseconds())/1000)
+	return r
+}
