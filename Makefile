@@ -1,0 +1,64 @@
+# jail: build, test, demo, bench, lint. Works as root on a fresh Debian or
+# Ubuntu with Go and gcc: what else is needed is installed here.
+
+GO      ?= go
+BIN     := bin/jail
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# netgo/osusergo: no glibc NSS in a static binary; urfave_cli_no_docs: no
+# man-page generator linked in.
+TAGS    := netgo osusergo urfave_cli_no_docs
+LDFLAGS := -s -w -X main.version=$(VERSION) -extldflags "-static"
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+STATICCHECK_VERSION := 2026.2.2
+FUZZTIME ?= 20s
+
+export CGO_ENABLED := 1
+
+.PHONY: all build test unit scripts fuzz demo bench lint deps clean
+
+all: build
+
+# libseccomp-dev holds the static libseccomp.a that gets linked in;
+# pkg-config is how libseccomp-golang finds it.
+deps:
+	@if ! [ -f /usr/include/seccomp.h ] || ! command -v pkg-config >/dev/null; then \
+		echo "installing libseccomp-dev and pkg-config"; \
+		$(SUDO) apt-get install -y -qq libseccomp-dev pkg-config >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq libseccomp-dev pkg-config; }; \
+	fi
+
+build: deps
+	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) .
+	@ldd $(BIN) 2>&1 | grep -q 'not a dynamic executable' || { echo "$(BIN) is not static"; exit 1; }
+
+# The suite: unit tests, then the testscripts, which run the real binary
+# in real jails, as root and as an unprivileged user they create, then a
+# short bounded fuzz of the profile parser.
+test: build
+	$(GO) test -count=1 -tags '$(TAGS)' ./...
+	$(MAKE) --no-print-directory fuzz
+
+fuzz: deps
+	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./profiles
+
+# Build, then show a command in the agent profile failing to reach what a
+# jail hides from it.
+demo: build
+	@./scripts/demo.sh $(BIN)
+
+bench: build
+	@command -v bwrap >/dev/null 2>&1 || { \
+		echo "installing bubblewrap for the comparison"; \
+		$(SUDO) apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; }; }
+	$(GO) run ./bench -jail ./$(BIN) -json bin/bench.json
+
+lint: deps
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: the files above need formatting"; exit 1; }
+	$(GO) vet -tags '$(TAGS)' ./...
+	@command -v staticcheck >/dev/null 2>&1 || [ -x "$$($(GO) env GOPATH)/bin/staticcheck" ] || \
+		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck -tags '$(TAGS)' ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,370 @@
+package testscripts
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// The scripts' own commands, beyond testscript's:
+//
+//	run [-code N] [-as USER] [-fd3 FILE] [-bg NAME] PROG ARGS...
+//	    run PROG (from PATH) and check its exact exit status (default 0);
+//	    -as runs it as USER, -fd3 passes FILE open as fd 3, -bg starts it
+//	    in the background under NAME (then: bgwait, signal)
+//	bgwait [-code N] NAME      wait for a background run; its output becomes stdout/stderr
+//	signal SIG NAME            send SIG (KILL, TERM, INT, ...) to background run NAME
+//	waitproc TEXT              wait (10 s at most) for a host process whose command line holds TEXT
+//	noproc TEXT                wait (10 s at most) until no host process's command line holds TEXT
+//	sentinel [-as USER] NAME   start a host process (sleep) as USER; it is killed at the end
+//	alive NAME                 the sentinel NAME is still running
+//	chown USER PATH...         chown -R
+//	owner UID PATH             PATH belongs to host uid UID
+//	nocommonlines A B          files A and B share no line
+//
+// Every process these start is ended by PID when the script ends.
+func commands() map[string]func(*testscript.TestScript, bool, []string) {
+	// Background runs are per script: scripts run in parallel.
+	per := func(f func(*background, *testscript.TestScript, bool, []string)) func(*testscript.TestScript, bool, []string) {
+		return func(ts *testscript.TestScript, neg bool, args []string) {
+			f(ts.Value(backgroundKey{}).(*background), ts, neg, args)
+		}
+	}
+	return map[string]func(*testscript.TestScript, bool, []string){
+		"run":           per((*background).run),
+		"bgwait":        per((*background).wait),
+		"signal":        per((*background).signal),
+		"sentinel":      per((*background).sentinel),
+		"alive":         per((*background).alive),
+		"waitproc":      func(ts *testscript.TestScript, neg bool, args []string) { waitProc(ts, neg, args, true) },
+		"noproc":        func(ts *testscript.TestScript, neg bool, args []string) { waitProc(ts, neg, args, false) },
+		"chown":         chown,
+		"owner":         owner,
+		"nocommonlines": nocommonlines,
+	}
+}
+
+// backgroundKey holds a script's *background in its Env.Values.
+type backgroundKey struct{}
+
+func newBackground() *background { return &background{procs: map[string]*bgProc{}} }
+
+type bgProc struct {
+	cmd            *exec.Cmd
+	stdout, stderr *bytes.Buffer
+	done           chan error
+}
+
+// background holds the processes one script started; commands() makes one
+// per script, since testscript calls it per Params.
+type background struct {
+	mu    sync.Mutex
+	procs map[string]*bgProc
+}
+
+type runOpts struct {
+	code int
+	as   string
+	fd3  string
+	bg   string
+}
+
+func parseRunOpts(ts *testscript.TestScript, args []string) (runOpts, []string) {
+	o := runOpts{}
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") && len(args) > 1 {
+		switch args[0] {
+		case "-code":
+			n, err := strconv.Atoi(args[1])
+			ts.Check(err)
+			o.code = n
+		case "-as":
+			o.as = args[1]
+		case "-fd3":
+			o.fd3 = ts.MkAbs(args[1])
+		case "-bg":
+			o.bg = args[1]
+		default:
+			return o, args
+		}
+		args = args[2:]
+	}
+	if len(args) == 0 {
+		ts.Fatalf("usage: run [-code N] [-as USER] [-fd3 FILE] [-bg NAME] PROG ARGS...")
+	}
+	return o, args
+}
+
+func (b *background) command(ts *testscript.TestScript, o runOpts, args []string) *exec.Cmd {
+	path, err := exec.LookPath(args[0])
+	if strings.Contains(args[0], "/") {
+		path, err = ts.MkAbs(args[0]), nil
+	}
+	if err != nil {
+		// LookPath sees the test's PATH; the script's is in its env.
+		for _, dir := range filepath.SplitList(ts.Getenv("PATH")) {
+			if p := filepath.Join(dir, args[0]); isExec(p) {
+				path, err = p, nil
+				break
+			}
+		}
+	}
+	ts.Check(err)
+	cmd := exec.Command(path, args[1:]...)
+	cmd.Dir = ts.MkAbs(".")
+	cmd.Env = scriptEnv(ts)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if o.as != "" {
+		u, err := user.Lookup(o.as)
+		ts.Check(err)
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+		// $WORK/.tmp is root's; the user gets the system's.
+		cmd.Env = append(cmd.Env, "HOME=/nonexistent", "USER="+o.as, "TMPDIR=/tmp")
+	}
+	if o.fd3 != "" {
+		f, err := os.Open(o.fd3)
+		ts.Check(err)
+		ts.Defer(func() { f.Close() })
+		cmd.ExtraFiles = []*os.File{f}
+	}
+	return cmd
+}
+
+func isExec(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// scriptEnv is the script's environment as the script sees it.
+func scriptEnv(ts *testscript.TestScript) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if v := ts.Getenv(k); v != "" || k == "PATH" {
+			env = append(env, k+"="+v)
+		}
+	}
+	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "SECRET", "TESTER_UID", "TESTER_GID", "UID", "JAIL_PROFILE_PATH", "TERM"} {
+		if v := ts.Getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+func (b *background) run(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("use run -code N, not ! run")
+	}
+	o, args := parseRunOpts(ts, args)
+	cmd := b.command(ts, o, args)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	ts.Check(cmd.Start())
+	ts.Defer(func() { killGroup(cmd) })
+	if o.bg != "" {
+		p := &bgProc{cmd: cmd, stdout: &stdout, stderr: &stderr, done: make(chan error, 1)}
+		go func() { p.done <- cmd.Wait() }()
+		b.mu.Lock()
+		b.procs[o.bg] = p
+		b.mu.Unlock()
+		return
+	}
+	err := cmd.Wait()
+	finish(ts, o.code, err, &stdout, &stderr)
+}
+
+// finish makes a run's output the script's stdout/stderr and checks its
+// exit status.
+func finish(ts *testscript.TestScript, want int, err error, stdout, stderr *bytes.Buffer) {
+	fmt.Fprint(ts.Stdout(), stdout.String())
+	fmt.Fprint(ts.Stderr(), stderr.String())
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			got = 128 + int(ws.Signal())
+		}
+	} else if err != nil {
+		ts.Fatalf("run: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("exit status %d, want %d\nstderr: %s", got, want, stderr.String())
+	}
+}
+
+func (b *background) get(ts *testscript.TestScript, name string) *bgProc {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.procs[name]
+	if p == nil {
+		ts.Fatalf("no background run named %q", name)
+	}
+	return p
+}
+
+func (b *background) wait(ts *testscript.TestScript, neg bool, args []string) {
+	o, args := parseRunOpts(ts, append(args, "x"))
+	if len(args) != 2 {
+		ts.Fatalf("usage: bgwait [-code N] NAME")
+	}
+	p := b.get(ts, args[0])
+	select {
+	case err := <-p.done:
+		finish(ts, o.code, err, p.stdout, p.stderr)
+	case <-time.After(60 * time.Second):
+		ts.Fatalf("background run %s still running after 60s", args[0])
+	}
+}
+
+var signals = map[string]syscall.Signal{
+	"KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM, "INT": syscall.SIGINT,
+	"HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT, "USR1": syscall.SIGUSR1,
+}
+
+func (b *background) signal(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || signals[args[0]] == 0 {
+		ts.Fatalf("usage: signal KILL|TERM|INT|HUP|QUIT|USR1 NAME")
+	}
+	p := b.get(ts, args[1])
+	ts.Check(p.cmd.Process.Signal(signals[args[0]]))
+}
+
+// killGroup ends a process the script started, and its process group, by
+// PID: only what the suite itself started.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil || cmd.ProcessState != nil {
+		return
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Process.Kill()
+}
+
+func (b *background) sentinel(ts *testscript.TestScript, neg bool, args []string) {
+	o, args := parseRunOpts(ts, append(args, "x"))
+	if len(args) != 2 {
+		ts.Fatalf("usage: sentinel [-as USER] NAME")
+	}
+	cmd := b.command(ts, o, []string{"sleep", "3600"})
+	ts.Check(cmd.Start())
+	ts.Defer(func() { killGroup(cmd) })
+	p := &bgProc{cmd: cmd, done: make(chan error, 1)}
+	go func() { p.done <- cmd.Wait() }()
+	b.mu.Lock()
+	b.procs[args[0]] = p
+	b.mu.Unlock()
+}
+
+func (b *background) alive(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: alive NAME")
+	}
+	p := b.get(ts, args[0])
+	select {
+	case err := <-p.done:
+		p.done <- err
+		if !neg {
+			ts.Fatalf("%s is dead: %v", args[0], err)
+		}
+	default:
+		if neg {
+			ts.Fatalf("%s is alive", args[0])
+		}
+	}
+}
+
+// waitProc waits for a host process whose command line holds text to
+// appear (want) or to be gone (!want).
+func waitProc(ts *testscript.TestScript, neg bool, args []string, want bool) {
+	if len(args) != 1 || neg {
+		ts.Fatalf("usage: waitproc|noproc TEXT")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := findProcs(args[0])
+		if (len(pids) > 0) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("after 10s: host processes holding %q: %v", args[0], pids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func findProcs(text string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	self := os.Getpid()
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		line := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
+		// The jail's own command line names the text too: skip it.
+		if strings.Contains(line, text) && !strings.Contains(line, "jail ") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func chown(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: chown USER PATH...")
+	}
+	u, err := user.Lookup(args[0])
+	ts.Check(err)
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	for _, p := range args[1:] {
+		ts.Check(filepath.Walk(ts.MkAbs(p), func(path string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(path, uid, gid)
+		}))
+	}
+}
+
+func owner(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: owner UID PATH")
+	}
+	var st syscall.Stat_t
+	ts.Check(syscall.Lstat(ts.MkAbs(args[1]), &st))
+	if got := strconv.Itoa(int(st.Uid)); (got == args[0]) == neg {
+		ts.Fatalf("%s belongs to uid %s, want %s%s", args[1], got, map[bool]string{true: "not ", false: ""}[neg], args[0])
+	}
+}
+
+func nocommonlines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || neg {
+		ts.Fatalf("usage: nocommonlines A B")
+	}
+	a := strings.Split(strings.TrimSpace(ts.ReadFile(args[0])), "\n")
+	b := ts.ReadFile(args[1])
+	for _, line := range a {
+		if strings.Contains("\n"+b+"\n", "\n"+line+"\n") {
+			ts.Fatalf("%s and %s share the line %q", args[0], args[1], line)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+// Package testscripts holds jail's regression tests: txtar scripts, one
+// folder per area, that run the real static binary in real jails, as root
+// and as an unprivileged user the suite creates. They attack each security
+// invariant the scripts name and check that the attack fails.
+package testscripts
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// unprivUser is the unprivileged caller the suite runs jails as.
+const unprivUser = "tester"
+
+// suite is what TestMain prepares for every script.
+type suite struct {
+	binDir   string // holds the jail binary; on every script's PATH
+	workRoot string // scripts' work directories, reachable by unprivUser
+	unpriv   *user.User
+}
+
+var s suite // set once by TestMain, read-only afterwards
+
+func TestMain(m *testing.M) {
+	var err error
+	s, err = prepare()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testscripts:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(s.binDir)
+	os.RemoveAll(s.workRoot)
+	os.Exit(code)
+}
+
+// prepare puts the jail binary where an unprivileged user can run it (the
+// checkout may be under a 0700 home), and creates that user when missing.
+func prepare() (suite, error) {
+	var st suite
+	bin, err := jailBinary()
+	if err != nil {
+		return st, err
+	}
+	if st.binDir, err = os.MkdirTemp("", "jail-bin-"); err != nil {
+		return st, err
+	}
+	if err := os.Chmod(st.binDir, 0o755); err != nil {
+		return st, err
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return st, err
+	}
+	if err := os.WriteFile(filepath.Join(st.binDir, "jail"), data, 0o755); err != nil {
+		return st, err
+	}
+	if st.workRoot, err = os.MkdirTemp("", "jail-scripts-"); err != nil {
+		return st, err
+	}
+	if err := os.Chmod(st.workRoot, 0o755); err != nil {
+		return st, err
+	}
+	if os.Geteuid() == 0 {
+		if _, err := user.Lookup(unprivUser); err != nil {
+			out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", unprivUser).CombinedOutput()
+			if err != nil {
+				return st, fmt.Errorf("create user %s: %v: %s", unprivUser, err, out)
+			}
+		}
+		if st.unpriv, err = user.Lookup(unprivUser); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// jailBinary is $JAIL_BIN (the Makefile's bin/jail), or a fresh static
+// build of the module when the tests run on their own.
+func jailBinary() (string, error) {
+	if b := os.Getenv("JAIL_BIN"); b != "" {
+		return filepath.Abs(b)
+	}
+	dir, err := os.MkdirTemp("", "jail-build-")
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, "jail")
+	cmd := exec.Command("go", "build", "-tags", "netgo osusergo urfave_cli_no_docs",
+		"-ldflags", `-s -w -extldflags "-static"`, "-o", out, "..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build jail: %v\n%s", err, b)
+	}
+	return out, nil
+}
+
+func params(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 filepath.Join(".", dir),
+		WorkdirRoot:         s.workRoot,
+		RequireExplicitExec: true,
+		Setup:               setup,
+		Condition:           condition,
+		Cmds:                commands(),
+	}
+}
+
+// setup opens the work directory to the unprivileged user and puts the
+// jail binary first on PATH.
+func setup(env *testscript.Env) error {
+	if err := os.Chmod(env.WorkDir, 0o777); err != nil {
+		return err
+	}
+	env.Setenv("PATH", s.binDir+":"+env.Getenv("PATH"))
+	if s.unpriv != nil {
+		env.Setenv("TESTER_UID", s.unpriv.Uid)
+		env.Setenv("TESTER_GID", s.unpriv.Gid)
+	}
+	env.Setenv("UID", strconv.Itoa(os.Geteuid()))
+	env.Values[backgroundKey{}] = newBackground()
+	return nil
+}
+
+// condition answers [root] (the suite runs as root, so it can also run
+// jails as the unprivileged user) and [amd64].
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "root":
+		return os.Geteuid() == 0, nil
+	case "amd64":
+		return runtime.GOARCH == "amd64", nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+func TestCLI(t *testing.T)       { testscript.Run(t, params("cli")) }
+func TestIsolation(t *testing.T) { testscript.Run(t, params("isolation")) }
+func TestProcess(t *testing.T)   { testscript.Run(t, params("process")) }
+func TestProfiles(t *testing.T)  { testscript.Run(t, params("profiles")) }
