@@ -31,13 +31,8 @@ func Run(cfg Config, started time.Time) (*Result, error) {
 		return nil, err
 	}
 	opts := mount.Options{CloneInParent: ids.root}
-	if ids.root && hasWritableBind(cfg.Mounts) {
-		ns, err := idmapUserns(ids)
-		if err != nil {
-			return nil, err
-		}
-		defer ns.Close()
-		opts.IDMap = ns
+	if ids.root {
+		opts.IDMap = func(uid, gid uint32) (*os.File, error) { return idmapUserns(uid, gid, ids) }
 	}
 	mounts, err := mount.Prepare(cfg.Mounts, opts)
 	if err != nil {
@@ -63,17 +58,10 @@ func Run(cfg Config, started time.Time) (*Result, error) {
 	return supervise(c, &cfg, started, sigs)
 }
 
-func hasWritableBind(specs []mount.Spec) bool {
-	for _, s := range specs {
-		if s.Kind == mount.Bind {
-			return true
-		}
-	}
-	return false
-}
-
 // supervise waits for the setup to end and the command to exit, forwarding
-// signals and enforcing the wall-time limit meanwhile.
+// signals and enforcing the wall-time limit meanwhile. It only waits on
+// pipes, which Go's poller serves without a thread each: PID 1's status
+// pipe reaches EOF when PID 1 is gone, and only then is it reaped.
 func supervise(c *child, cfg *Config, started time.Time, sigs <-chan os.Signal) (*Result, error) {
 	res := &Result{}
 	setup := make(chan []byte, 1)
@@ -81,17 +69,10 @@ func supervise(c *child, cfg *Config, started time.Time, sigs <-chan os.Signal) 
 		line, _ := io.ReadAll(c.errs)
 		setup <- line
 	}()
-	exited := make(chan *unix.Rusage, 1)
+	exited := make(chan []byte, 1)
 	go func() {
-		var ws unix.WaitStatus
-		var ru unix.Rusage
-		for {
-			_, err := unix.Wait4(c.pid, &ws, 0, &ru)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		exited <- &ru
+		rec, _ := io.ReadAll(c.status)
+		exited <- rec
 	}()
 	var timeout <-chan time.Time
 	if cfg.TimeLimit > 0 {
@@ -100,9 +81,8 @@ func supervise(c *child, cfg *Config, started time.Time, sigs <-chan os.Signal) 
 		timeout = t.C
 	}
 
-	var errLine []byte
-	var usage *unix.Rusage
-	for usage == nil {
+	var errLine, rec []byte
+	for exited != nil {
 		select {
 		case line := <-setup:
 			errLine = line
@@ -116,7 +96,15 @@ func supervise(c *child, cfg *Config, started time.Time, sigs <-chan os.Signal) 
 			res.TimedOut = true
 			unix.Kill(c.pid, unix.SIGKILL)
 			timeout = nil
-		case usage = <-exited:
+		case rec = <-exited:
+			exited = nil
+		}
+	}
+	var ru unix.Rusage
+	var ws unix.WaitStatus
+	for {
+		if _, err := unix.Wait4(c.pid, &ws, 0, &ru); err != unix.EINTR {
+			break
 		}
 	}
 	if setup != nil {
@@ -124,15 +112,15 @@ func supervise(c *child, cfg *Config, started time.Time, sigs <-chan os.Signal) 
 		res.Setup = time.Since(started)
 	}
 	res.Wall = time.Since(started)
-	res.UserCPU = time.Duration(usage.Utime.Nano())
-	res.SystemCPU = time.Duration(usage.Stime.Nano())
+	res.UserCPU = time.Duration(ru.Utime.Nano())
+	res.SystemCPU = time.Duration(ru.Stime.Nano())
 	if err := initError(errLine); err != nil {
 		return nil, err
 	}
 	if len(errLine) > 0 {
 		res.ExecError = strings.TrimSpace(string(errLine[1:]))
 	}
-	return res, readStatus(c.status, res)
+	return res, parseStatus(rec, res)
 }
 
 // initError turns a setup failure line from the init stage into an error;
@@ -144,11 +132,10 @@ func initError(line []byte) error {
 	return &SetupError{Msg: strings.TrimSpace(string(line[1:]))}
 }
 
-// readStatus reads PID 1's record of how the command ended. Without one,
+// parseStatus reads PID 1's record of how the command ended. Without one,
 // PID 1 was killed: by the time limit, or by something outside.
-func readStatus(r io.Reader, res *Result) error {
-	var rec [16]byte
-	if _, err := io.ReadFull(r, rec[:]); err != nil {
+func parseStatus(rec []byte, res *Result) error {
+	if len(rec) != 16 {
 		if res.TimedOut {
 			res.Signal = int(syscall.SIGKILL)
 			res.ExitCode = 128 + res.Signal

@@ -2,8 +2,9 @@ package jail
 
 // The user namespace: who the jail is on the host. A jail never runs as
 // host root: an unprivileged caller's jail is that caller; a root caller's
-// jail is Config.HostUID/HostGID, and writable binds are idmapped so that
-// what the command writes there still belongs to the caller.
+// jail is Config.HostUID/HostGID, and each writable bind is idmapped so that
+// the jail works on its owner's files, and what it writes there is the
+// owner's (never root's: mount.Prepare refuses root-owned writable binds).
 
 import (
 	"errors"
@@ -35,11 +36,11 @@ func (h hostIDs) maps(cfg *Config) (uids, gids []syscall.SysProcIDMap) {
 	return uids, gids
 }
 
-// idmapUserns returns a user namespace that maps the caller's uid and gid
-// (root's) to the jail's host ids, for idmapping writable binds. A user
-// namespace only lives as long as something holds it, so a throw-away
-// process (the "userns" stage of init.c) holds it while the parent opens it.
-func idmapUserns(h hostIDs) (*os.File, error) {
+// idmapUserns returns a user namespace that maps a bind's owner (uid, gid)
+// to the jail's host ids, to idmap the bind through. A user namespace only
+// lives as long as something holds it, so a throw-away process (the
+// "userns" stage of init.c) holds it while the parent opens it.
+func idmapUserns(uid, gid uint32, h hostIDs) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("idmap user namespace: %w", err)
@@ -51,8 +52,8 @@ func idmapUserns(h hostIDs) (*os.File, error) {
 		Files: []*os.File{r, nil, nil},
 		Sys: &syscall.SysProcAttr{
 			Cloneflags:  syscall.CLONE_NEWUSER,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: int(h.uid), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: int(h.gid), Size: 1}},
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: int(uid), HostID: int(h.uid), Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: int(gid), HostID: int(h.gid), Size: 1}},
 			Pdeathsig:   syscall.SIGKILL,
 		},
 	})

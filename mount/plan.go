@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -35,10 +36,11 @@ type Options struct {
 	// an unprivileged host uid that may not be able to reach the sources,
 	// so the parent clones each source tree here and hands it over.
 	CloneInParent bool
-	// IDMap, with CloneInParent, is a user namespace mapping the caller's
-	// ids to the jail's: writable binds are idmapped through it, so what
-	// the command creates there belongs to the caller on the host.
-	IDMap *os.File
+	// IDMap, with CloneInParent, returns a user namespace that maps a
+	// writable bind's owner to the jail's host ids. The bind is idmapped
+	// through it: the jail works on the owner's files as its own, and
+	// what it creates there belongs to the owner on the host.
+	IDMap func(uid, gid uint32) (*os.File, error)
 }
 
 // Prepared is the mount part of one run's plan: the ops for the init stage
@@ -48,7 +50,8 @@ type Prepared struct {
 	nops     uint32
 	rootSize uint64
 	// Trees are the detached mount trees the parent cloned, in fd order.
-	Trees []*os.File
+	Trees  []*os.File
+	idmaps map[[2]uint32]*os.File // by owner uid, gid: user namespaces to idmap through
 }
 
 // Prepare checks the specs against the host and turns them into ops: it
@@ -66,8 +69,9 @@ func Prepare(specs []Spec, opts Options) (_ *Prepared, err error) {
 			p.Close()
 		}
 	}()
-	for i := range specs {
-		if err := p.add(specs, i, opts); err != nil {
+	r := newResolver(specs)
+	for _, s := range specs {
+		if err := p.add(r, s, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -81,12 +85,16 @@ func (p *Prepared) Encode(w *wire.Writer) {
 	w.Raw(p.ops.Data())
 }
 
-// Close releases the cloned trees; the init stage holds its own copies.
+// Close releases the cloned trees and idmap namespaces; the init stage
+// holds its own copies of the trees.
 func (p *Prepared) Close() {
 	for _, f := range p.Trees {
 		f.Close()
 	}
-	p.Trees = nil
+	for _, f := range p.idmaps {
+		f.Close()
+	}
+	p.Trees, p.idmaps = nil, nil
 }
 
 // ordered validates the specs and sorts them parents first (stable), so a
@@ -143,12 +151,11 @@ func checkNesting(specs []Spec) error {
 	return nil
 }
 
-func (p *Prepared) add(specs []Spec, i int, opts Options) error {
-	s := specs[i]
+func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 	w := &p.ops
 	switch s.Kind {
 	case Bind, ReadOnlyBind:
-		return p.addBind(specs, s, opts)
+		return p.addBind(r, s, opts)
 	case Tmpfs:
 		w.U32(opTmpfs)
 		w.U64(uint64(s.Size))
@@ -201,25 +208,22 @@ func modeOr(m, def uint32) uint32 {
 // addBind resolves a bind source. A source that is itself a symlink into
 // another bind of the same path (merged /usr: /lib -> usr/lib) becomes the
 // same symlink in the jail rather than a second mount. Otherwise the source
-// is made canonical here, following the host's symlinks but none that lies in
-// a directory this run makes writable to the jail (it could have planted
-// it); the init stage then opens the canonical path refusing any symlink, so
-// a link swapped in after this point fails the run instead of redirecting it.
-func (p *Prepared) addBind(specs []Spec, s Spec, opts Options) error {
+// is made canonical here, following only symlinks owned by root: a jail, or
+// any other user, can plant links of its own owner only (what a jail writes
+// belongs to an unprivileged uid, see ownerMap). The init stage then opens
+// the canonical path refusing any symlink, so a link swapped in after this
+// point fails the run instead of redirecting it.
+func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 	if strings.ContainsRune(s.Src, 0) || !filepath.IsAbs(s.Src) {
 		return fmt.Errorf("%s %s: source %q is not an absolute path", s.Kind, s.Dst, s.Src)
 	}
-	fi, err := os.Lstat(s.Src)
-	if err == nil && fi.Mode()&fs.ModeSymlink != 0 && s.Src == s.Dst {
-		if target, ok := mirroredLink(specs, s.Src); ok {
+	if s.Src == s.Dst {
+		if target, ok := r.mirroredLink(s.Src); ok {
 			p.addSymlink(target, s.Dst)
 			return nil
 		}
 	}
-	canon, err := resolveSource(s.Src, writableDirs(specs))
-	if err == nil {
-		fi, err = os.Stat(canon)
-	}
+	canon, fi, err := r.resolve(s.Src)
 	if err != nil {
 		if s.Optional && errors.Is(err, fs.ErrNotExist) {
 			return nil
@@ -235,7 +239,13 @@ func (p *Prepared) addBind(specs []Spec, s Spec, opts Options) error {
 	}
 	var fdIndex uint32
 	if opts.CloneInParent {
-		tree, err := cloneTree(canon, s.Kind == ReadOnlyBind, opts.IDMap)
+		var idmap *os.File
+		if s.Kind == Bind {
+			if idmap, err = p.ownerMap(fi, opts); err != nil {
+				return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+			}
+		}
+		tree, err := cloneTree(canon, s.Kind == ReadOnlyBind, idmap)
 		if err != nil {
 			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
 		}
@@ -253,27 +263,68 @@ func (p *Prepared) addBind(specs []Spec, s Spec, opts Options) error {
 	return nil
 }
 
-// writableDirs are the host directories a run lets the jail write: the
-// canonical sources of its writable binds.
-func writableDirs(specs []Spec) []string {
-	var dirs []string
-	for _, s := range specs {
-		if s.Kind != Bind {
-			continue
-		}
-		if c, err := filepath.EvalSymlinks(s.Src); err == nil {
-			dirs = append(dirs, c)
-		}
+// ownerMap returns the user namespace a root caller's writable bind is
+// idmapped through: its owner's. A bind owned by root is refused: what the
+// jail wrote there would be root's on the host, and a setuid program it left
+// would run as root for anyone.
+func (p *Prepared) ownerMap(fi fs.FileInfo, opts Options) (*os.File, error) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil, errors.New("cannot tell who owns the source")
 	}
-	return dirs
+	if st.Uid == 0 || st.Gid == 0 {
+		return nil, fmt.Errorf("owned by root (uid %d, gid %d): what the jail writes there would be root's on the host; chown it to an unprivileged user, whose files the jail's become", st.Uid, st.Gid)
+	}
+	key := [2]uint32{st.Uid, st.Gid}
+	if ns, ok := p.idmaps[key]; ok {
+		return ns, nil
+	}
+	if opts.IDMap == nil {
+		return nil, errors.New("no user namespace to idmap the writable bind through")
+	}
+	ns, err := opts.IDMap(st.Uid, st.Gid)
+	if err != nil {
+		return nil, err
+	}
+	if p.idmaps == nil {
+		p.idmaps = map[[2]uint32]*os.File{}
+	}
+	p.idmaps[key] = ns
+	return ns, nil
 }
 
-// resolveSource is filepath.EvalSymlinks that refuses to follow a symlink
-// lying inside one of the writable directories.
-func resolveSource(path string, writable []string) (string, error) {
+// resolver resolves the host paths of one Prepare, remembering each lstat:
+// the same few directories (/etc, /usr) lead to most sources.
+type resolver struct {
+	specs []Spec
+	seen  map[string]lstatResult
+}
+
+type lstatResult struct {
+	fi  fs.FileInfo
+	err error
+}
+
+func newResolver(specs []Spec) *resolver {
+	return &resolver{specs: specs, seen: map[string]lstatResult{}}
+}
+
+func (r *resolver) lstat(path string) (fs.FileInfo, error) {
+	res, ok := r.seen[path]
+	if !ok {
+		res.fi, res.err = os.Lstat(path)
+		r.seen[path] = res
+	}
+	return res.fi, res.err
+}
+
+// resolve is filepath.EvalSymlinks that follows only symlinks owned by
+// root; it also returns what the path leads to.
+func (r *resolver) resolve(path string) (string, fs.FileInfo, error) {
 	resolved := "/"
+	fi, err := r.lstat(resolved)
 	rest := strings.Split(strings.TrimPrefix(filepath.Clean(path), "/"), "/")
-	for links := 0; len(rest) > 0; {
+	for links := 0; len(rest) > 0 && err == nil; {
 		name := rest[0]
 		rest = rest[1:]
 		if name == "" || name == "." {
@@ -281,53 +332,58 @@ func resolveSource(path string, writable []string) (string, error) {
 		}
 		if name == ".." {
 			resolved = filepath.Dir(resolved)
+			fi, err = r.lstat(resolved)
 			continue
 		}
 		next := filepath.Join(resolved, name)
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return "", err
+		if fi, err = r.lstat(next); err != nil {
+			break
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			resolved = next
 			continue
 		}
-		for _, w := range writable {
-			if under(next, w) {
-				return "", fmt.Errorf("%s is a symlink inside %s, which the jail can write: refusing to follow it", next, w)
-			}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Uid != 0 {
+			return "", nil, fmt.Errorf("%s is a symlink not owned by root: jail follows only root's symlinks in mount sources (a jail could have planted this one); give the path it leads to", next)
 		}
 		if links++; links > 40 {
-			return "", &fs.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
+			return "", nil, &fs.PathError{Op: "resolve", Path: path, Err: unix.ELOOP}
 		}
-		target, err := os.Readlink(next)
-		if err != nil {
-			return "", err
+		target, rerr := os.Readlink(next)
+		if rerr != nil {
+			return "", nil, rerr
 		}
 		if filepath.IsAbs(target) {
 			resolved = "/"
 		}
+		fi, err = r.lstat(resolved)
 		rest = append(strings.Split(target, "/"), rest...)
 	}
-	return resolved, nil
+	if err != nil {
+		return "", nil, err
+	}
+	return resolved, fi, nil
 }
 
-// mirroredLink reports whether the symlink at src resolves into a bind that
-// puts a host directory at the same path in the jail, so the link itself
+// mirroredLink reports whether src is a symlink that resolves into a bind
+// putting a host directory at its own path in the jail, so the link itself
 // works there; it returns the link's text.
-func mirroredLink(specs []Spec, src string) (string, bool) {
-	canon, err := filepath.EvalSymlinks(src)
+func (r *resolver) mirroredLink(src string) (string, bool) {
+	if fi, err := r.lstat(src); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return "", false
+	}
+	canon, _, err := r.resolve(src)
 	if err != nil {
 		return "", false
 	}
-	for _, m := range specs {
+	for _, m := range r.specs {
 		if (m.Kind != Bind && m.Kind != ReadOnlyBind) || m.Src != m.Dst || m.Src == src {
 			continue
 		}
-		if mc, err := filepath.EvalSymlinks(m.Src); err != nil || mc != m.Src {
+		if canon != m.Src && !under(canon, m.Src) {
 			continue
 		}
-		if canon == m.Src || under(canon, m.Src) {
+		if mc, _, err := r.resolve(m.Src); err == nil && mc == m.Src {
 			target, err := os.Readlink(src)
 			return target, err == nil
 		}
@@ -364,7 +420,9 @@ func cloneTree(path string, readOnly bool, idmap *os.File) (*os.File, error) {
 		return nil, fmt.Errorf("clone source tree: %w", err)
 	}
 	tree := os.NewFile(uintptr(fd), path)
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV}
+	// Private: nothing mounted under the clone reaches the host, nor the
+	// other way round (systemd makes every host mount shared).
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Propagation: unix.MS_PRIVATE}
 	if readOnly {
 		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
 	}

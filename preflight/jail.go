@@ -14,7 +14,9 @@ import (
 // wholeJail builds a real jail and runs a command in it: pivot_root, a
 // procfs for a new pid namespace (which a container that masks /proc
 // refuses), the minimal /dev, and a writable bind whose new file must
-// belong to the caller on the host.
+// belong to the bind's owner on the host: the caller, or, when the caller
+// is root, the unprivileged user the directory is given to (an idmapped
+// mount).
 func wholeJail() Result {
 	r := Result{Name: "a jail runs"}
 	dir, err := os.MkdirTemp("", "jail-check-")
@@ -24,6 +26,15 @@ func wholeJail() Result {
 		return r
 	}
 	defer os.RemoveAll(dir)
+	owner := os.Geteuid()
+	if owner == 0 {
+		// Jails refuse root-owned writable binds.
+		owner = 65534
+		if err := os.Chown(dir, owner, owner); err != nil {
+			r.Detail = fmt.Sprintf("temporary directory: %v", err)
+			return r
+		}
+	}
 	cfg := jail.Config{
 		Profile:    "check",
 		Argv:       []string{"/bin/sh", "-c", "test -r /proc/self/status && test -c /dev/null && : > /workspace/probe"},
@@ -48,7 +59,7 @@ func wholeJail() Result {
 	switch {
 	case err != nil:
 		r.Detail = err.Error()
-		r.Fix = "see the line above: a container that masks /proc must let jail mount its own procfs (docker: --security-opt systempaths=unconfined)"
+		r.Fix = "see the error; in a container, jail needs to mount its own procfs (docker: --security-opt systempaths=unconfined) and idmapped mounts for writable binds as root"
 		return r
 	case res.ExitCode != 0:
 		r.Detail = fmt.Sprintf("the test command exited %d %s", res.ExitCode, res.ExecError)
@@ -60,12 +71,12 @@ func wholeJail() Result {
 		r.Detail = fmt.Sprintf("the file written in the jail is missing: %v", err)
 		return r
 	}
-	if int(st.Uid) != os.Geteuid() {
-		r.Detail = fmt.Sprintf("a file written in a writable bind belongs to uid %d on the host, not to the caller (%d)", st.Uid, os.Geteuid())
+	if int(st.Uid) != owner {
+		r.Detail = fmt.Sprintf("a file written in a writable bind belongs to uid %d on the host, not to the bind's owner (%d)", st.Uid, owner)
 		r.Fix = "the filesystem of $TMPDIR must support idmapped mounts when jail runs as root"
 		return r
 	}
 	r.OK = true
-	r.Detail = fmt.Sprintf("pivot_root, procfs in a new pid namespace, minimal /dev, writable bind owned by the caller (%.1f ms setup)", float64(res.Setup.Microseconds())/1000)
+	r.Detail = fmt.Sprintf("pivot_root, procfs in a new pid namespace, minimal /dev, a writable bind whose files stay its owner's (%.1f ms setup)", float64(res.Setup.Microseconds())/1000)
 	return r
 }

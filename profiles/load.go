@@ -118,6 +118,8 @@ type source struct {
 	id   string // absolute path, or "built-in:NAME": the same file has one id
 	dir  string // for relative extends; "" for a built-in
 	data []byte
+	// decoded is set for a built-in: its layer, decoded at build time.
+	decoded func() *layer
 }
 
 // finder looks profiles up.
@@ -166,7 +168,7 @@ func (f finder) find(ref string, from *layer) (source, error) {
 		return src, err
 	}
 	if data, err := builtins.ReadFile(ref + ".toml"); err == nil && (from == nil || from.id != "built-in:"+ref) {
-		return source{file: "built-in/" + ref + ".toml", id: "built-in:" + ref, data: data}, nil
+		return source{file: "built-in/" + ref + ".toml", id: "built-in:" + ref, data: data, decoded: builtinLayers[ref]}, nil
 	}
 	var names []string
 	entries, _ := f.entries() // the message lists what it can
@@ -208,10 +210,17 @@ func (f finder) chain(src source) ([]*layer, Errors) {
 	var layers []*layer
 	var probs Errors
 	for {
-		l, ps := decodeLayer(src.file, src.data)
-		probs = append(probs, ps...)
-		if l == nil {
-			return nil, probs
+		var l *layer
+		if src.decoded != nil {
+			l = src.decoded()
+			l.src = string(src.data) // for the locator, should a problem name it
+		} else {
+			var ps Errors
+			l, ps = decodeLayer(src.file, src.data)
+			probs = append(probs, ps...)
+			if l == nil {
+				return nil, probs
+			}
 		}
 		l.id, l.dir = src.id, src.dir
 		layers = append(layers, l)

@@ -263,3 +263,6 @@ func parseMode(v any) (uint32, error) {
 func formatMode(m uint32) string {
 	return strconv.Quote(fmt.Sprintf("%04o", m))
 }
+
+// u64 is a pointer to v, for the rlimits of the generated built-in layers.
+func u64(v uint64) *uint64 { return &v }

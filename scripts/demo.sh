@@ -6,6 +6,9 @@ JAIL=${1:-bin/jail}
 ws=$(mktemp -d /tmp/jail-demo-XXXXXX)
 trap 'rm -rf "$ws"' EXIT
 echo 'print("hello from python in the workspace")' > "$ws/hello.py"
+# As root, the workspace must belong to an unprivileged user: what the jail
+# writes there becomes theirs (a root-owned one is refused).
+[ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$ws"
 export DEMO_SECRET=sk-host-secret-do-not-leak
 
 jailed() { "$JAIL" -p agent --workspace "$ws" -- bash -c "$1"; }
@@ -23,7 +26,7 @@ show 'cat /proc/net/dev | tail -n +3 | cut -d: -f1'
 show 'env | sort'
 show 'touch /usr/bin/evil; echo x > /etc/hosts'
 show 'echo built > artifact.txt && ls -l artifact.txt'
-printf '\nOn the host, the file the jail wrote belongs to the caller:\n  '
+printf '\nOn the host, the file the jail wrote belongs to the workspace owner:\n  '
 ls -l "$ws/artifact.txt"
 
 echo

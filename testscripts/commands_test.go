@@ -32,6 +32,9 @@ import (
 //	chown USER PATH...         chown -R
 //	owner UID PATH             PATH belongs to host uid UID
 //	nocommonlines A B          files A and B share no line
+//	userdir DIR...             make directories an unprivileged user owns: as
+//	                           root, the test user (jails refuse root-owned
+//	                           writable binds); otherwise the caller
 //
 // Every process these start is ended by PID when the script ends.
 func commands() map[string]func(*testscript.TestScript, bool, []string) {
@@ -52,6 +55,7 @@ func commands() map[string]func(*testscript.TestScript, bool, []string) {
 		"chown":         chown,
 		"owner":         owner,
 		"nocommonlines": nocommonlines,
+		"userdir":       userdir,
 	}
 }
 
@@ -365,6 +369,18 @@ func nocommonlines(ts *testscript.TestScript, neg bool, args []string) {
 	for _, line := range a {
 		if strings.Contains("\n"+b+"\n", "\n"+line+"\n") {
 			ts.Fatalf("%s and %s share the line %q", args[0], args[1], line)
+		}
+	}
+}
+
+func userdir(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) == 0 || neg {
+		ts.Fatalf("usage: userdir DIR...")
+	}
+	for _, d := range args {
+		ts.Check(os.MkdirAll(ts.MkAbs(d), 0o755))
+		if os.Geteuid() == 0 {
+			chown(ts, false, []string{unprivUser, d})
 		}
 	}
 }
