@@ -20,6 +20,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -298,7 +299,9 @@ func openStatus(to string) (io.WriteCloser, error) {
 		}
 		return f, nil
 	}
-	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	// O_NOFOLLOW: a symlink planted where the record goes (in a
+	// workspace, say) must not make jail write through it.
+	f, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("--status-json: %w", err)
 	}

@@ -129,8 +129,10 @@ void command_exec(const struct proc_plan *p)
 	}
 	/* Only 0, 1 and 2 cross into the command; the error pipe closes on
 	 * exec. */
-	syscall(SYS_close_range, 3, FD_ERR - 1, 0);
-	syscall(SYS_close_range, FD_ERR + 1, ~0u, 0);
+	if (close_fds_from(3, FD_ERR) < 0) {
+		jerr_set(&e, errno, "close file descriptors");
+		fail(&e);
+	}
 	if (drop_privileges(&e) < 0)
 		fail(&e);
 	exec_search(p->argv, p->envp, &e);

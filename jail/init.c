@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/keyctl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,7 +144,10 @@ static int jail_init(void)
 		goto fail;
 	}
 	/* Any fd jail itself inherited stops here. */
-	syscall(SYS_close_range, FD_TREES + ntrees, ~0u, 0);
+	if (close_fds_from(FD_TREES + (int)ntrees, -1) < 0) {
+		jerr_set(&e, errno, "close inherited file descriptors");
+		goto fail;
+	}
 
 	struct wire mounts = section(&plan, 1);
 	struct wire process = section(&plan, 2);
@@ -156,8 +160,16 @@ static int jail_init(void)
 	umask(0); /* modes in the plan are exact */
 	if (jail_mount_build(&mounts, FD_TREES, (int)ntrees, &e) < 0)
 		goto fail;
-	if (ntrees)
-		syscall(SYS_close_range, FD_TREES, FD_TREES + ntrees - 1, 0);
+	for (uint32_t i = 0; i < ntrees; i++)
+		close(FD_TREES + (int)i);
+	if (loopback_up(&e) < 0)
+		goto fail;
+	/* A session keyring of its own: the caller's (API tokens, kerberos
+	 * tickets) must not be readable or replaceable from the jail. */
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
+		jerr_set(&e, errno, "join a new session keyring");
+		goto fail;
+	}
 	if (sethostname(proc.hostname, strlen(proc.hostname)) < 0) {
 		jerr_set(&e, errno, "set hostname %s", proc.hostname);
 		goto fail;

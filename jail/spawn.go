@@ -20,9 +20,10 @@ const namespaces = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_N
 	syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP
 
 // initCaps are what the init stage needs in the jail's user namespace, and
-// only there: mounts, pivot_root and hostname (SYS_ADMIN), and dropping the
-// bounding set and locking securebits (SETPCAP). The command gets none.
-var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
+// only there: mounts, pivot_root and hostname (SYS_ADMIN), loopback up
+// (NET_ADMIN), and dropping the bounding set and locking securebits
+// (SETPCAP). The command gets none.
+var initCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
 
 // child is the init stage as the parent sees it.
 type child struct {
@@ -65,21 +66,15 @@ func spawn(cfg *Config, ids hostIDs, mounts *mount.Prepared, plan []byte) (_ *ch
 		}
 	}()
 
-	// The plan goes into the pipe first, so the init stage finds it there
-	// the moment it starts; a plan larger than the pipe is written while
-	// the init stage reads.
+	// The plan goes into the pipe as the init stage starts, so it finds it
+	// there at once. From a goroutine: the pipe may hold less than the
+	// plan (a caller over its pipe-buffer quota gets 4 KiB pipes), and
+	// only the init stage reading frees room.
+	// Nothing waits for it: should the init stage die before reading it
+	// all, the write fails, and supervise sees the init stage gone.
 	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
 	msg = append(msg, plan...)
-	sent := make(chan error, 1)
-	if len(msg) <= pipeAtomic {
-		_, err := planW.Write(msg)
-		sent <- err
-	} else {
-		go func() {
-			_, err := planW.Write(msg)
-			sent <- err
-		}()
-	}
+	go planW.Write(msg)
 
 	uids, gids := ids.maps(cfg)
 	files := []uintptr{0, 1, 2, planR.Fd(), errW.Fd(), statusW.Fd()}
@@ -109,23 +104,7 @@ func spawn(cfg *Config, ids hostIDs, mounts *mount.Prepared, plan []byte) (_ *ch
 	if err != nil {
 		return nil, fmt.Errorf("create namespaces and start the init stage: %w", hintNamespaces(err))
 	}
-	if err = <-sent; err != nil {
-		c.kill()
-		return nil, fmt.Errorf("send the plan: %w", err)
-	}
 	return c, nil
-}
-
-// pipeAtomic is what a pipe surely holds without a reader (PIPE_BUF is
-// less, but the default pipe buffer is 64 KiB on every Linux we run on).
-const pipeAtomic = 60 << 10
-
-// kill ends the jail at once: PID 1 dies of SIGKILL even from outside its
-// namespace, and the kernel then kills everything else in it.
-func (c *child) kill() {
-	unix.Kill(c.pid, unix.SIGKILL)
-	var ws unix.WaitStatus
-	unix.Wait4(c.pid, &ws, 0, nil)
 }
 
 func (c *child) close() {

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "internal/wire/err.h"
+
 /* The stage entry: the parent sets this variable when it re-executes
  * /proc/self/exe; nothing else in the binary runs before the check. */
 #define JAIL_STAGE_ENV "_JAIL_STAGE="
@@ -47,6 +49,15 @@ struct proc_plan {
  * forwards signals to the command, reports its status and exits, which
  * kills whatever the command left behind. It never returns. */
 void pid1_run(pid_t command) __attribute__((noreturn));
+
+/* close_fds_from closes every fd from lo up except keep (-1 for none):
+ * close_range, or a walk of /proc/self/fd, or one close per possible fd.
+ * It fails rather than let an fd through. */
+int close_fds_from(int lo, int keep);
+
+/* loopback_up brings up lo in the jail's fresh network namespace, so
+ * servers on 127.0.0.1 work inside; nothing else exists there. */
+int loopback_up(struct jerr *e);
 
 /* command_exec is the command's side of the fork: the process limits and
  * the last privileges dropped, then exec. It never returns. */

@@ -73,7 +73,9 @@ int dev_build(int root, const char *dst, struct wire names, uint32_t n, const in
 		{"fd", "/proc/self/fd"},       {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
 		{"stderr", "/proc/self/fd/2"}, {"ptmx", "pts/ptmx"},
 	};
-	int dev = new_tmpfs(1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, dst, e);
+	/* nodev holds for the tmpfs itself; the device binds below are
+	 * mounts of their own. */
+	int dev = new_tmpfs(1 << 20, 0755, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, dst, e);
 	if (dev < 0)
 		return -1;
 	int t = target_in(root, dst, 0, e);

@@ -7,8 +7,9 @@ var (
 	// procMaskedFiles are covered with /dev/null: kernel memory and logs
 	// (kcore, kmsg), timer and scheduler internals that leak host activity
 	// and addresses (timer_list, sched_debug, latency_stats, timer_stats),
-	// and the keyring list (keys).
-	procMaskedFiles = []string{"kcore", "kmsg", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug"}
+	// the keyring list (keys), and, beyond runc, the kernel command line
+	// (platforms pass tokens there) and the host's interrupt counts.
+	procMaskedFiles = []string{"kcore", "kmsg", "keys", "latency_stats", "timer_list", "timer_stats", "sched_debug", "cmdline", "interrupts"}
 	// procMaskedDirs are covered with an empty read-only tmpfs: hardware
 	// control interfaces (acpi, scsi, asound).
 	procMaskedDirs = []string{"acpi", "asound", "scsi"}

@@ -76,17 +76,10 @@ int target_in(int root, const char *path, int is_file, struct jerr *e)
 	int dir = parent_in(root, path, &base, e);
 	if (dir < 0)
 		return -1;
-	int r;
-	if (is_file) {
-		/* O_NOFOLLOW: the last component must not be a symlink either. */
-		int fd = openat(dir, base, O_CREAT | O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
-		r = fd < 0 ? -1 : close(fd);
-	} else {
-		r = mkdirat(dir, base, 0755);
-		if (r < 0 && errno == EEXIST)
-			r = 0;
-	}
-	if (r < 0) {
+	/* Created without opening: a FIFO or device planted at the path in
+	 * a writable bind must not block or act; it is refused below. */
+	int r = is_file ? mknodat(dir, base, S_IFREG | 0444, 0) : mkdirat(dir, base, 0755);
+	if (r < 0 && errno != EEXIST) {
 		int err = errno;
 		close(dir);
 		return jerr_set(e, err, "create mount point %s", path);
@@ -96,6 +89,11 @@ int target_in(int root, const char *path, int is_file, struct jerr *e)
 	close(dir);
 	if (fd < 0)
 		return jerr_set(e, err, "open mount point %s", path);
+	struct stat st;
+	if (is_file && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		return jerr_set(e, 0, "mount point %s: not a regular file", path);
+	}
 	return fd;
 }
 

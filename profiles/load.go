@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // The built-in profiles, embedded so the binary needs no files to run.
@@ -61,12 +62,13 @@ func DefaultSearchPath(env []string) []string {
 }
 
 // Load finds, validates and resolves a profile. A value containing '/' or
-// ending in ".toml" is a file path; anything else is a name, looked up as
-// NAME.toml in opts.SearchPath and then among the built-ins. Its `extends`
-// chain is followed (a name by the same lookup, a relative path from the
-// extending file's directory; a file extending its own name extends the next
-// profile of that name down the search order) and merged. Every problem in
-// every file of the chain is reported at once, as Errors.
+// ending in ".toml" is a file path; anything else is a name: a built-in's
+// name always means the built-in (a file in the search path cannot replace
+// it, so nothing that can write there — a jail whose workspace holds it —
+// can change what "agent" means); other names are looked up as NAME.toml in
+// opts.SearchPath. Its `extends` chain is followed (a name by the same
+// lookup, a relative path from the extending file's directory) and merged.
+// Every problem in every file of the chain is reported at once, as Errors.
 func Load(nameOrPath string, opts Options) (*Profile, error) {
 	f := finder{opts}
 	src, err := f.find(nameOrPath, nil)
@@ -159,6 +161,9 @@ func (f finder) find(ref string, from *layer) (source, error) {
 	if err := checkName(ref); err != nil {
 		return source{}, err
 	}
+	if data, err := builtins.ReadFile(ref + ".toml"); err == nil {
+		return source{file: "built-in/" + ref + ".toml", id: "built-in:" + ref, data: data, decoded: builtinLayers[ref]}, nil
+	}
 	for _, dir := range f.opts.SearchPath {
 		path := filepath.Join(dir, ref+".toml")
 		src, err := readSource(path, path)
@@ -166,9 +171,6 @@ func (f finder) find(ref string, from *layer) (source, error) {
 			continue
 		}
 		return src, err
-	}
-	if data, err := builtins.ReadFile(ref + ".toml"); err == nil && (from == nil || from.id != "built-in:"+ref) {
-		return source{file: "built-in/" + ref + ".toml", id: "built-in:" + ref, data: data, decoded: builtinLayers[ref]}, nil
 	}
 	var names []string
 	entries, _ := f.entries() // the message lists what it can
@@ -182,14 +184,18 @@ func (f finder) find(ref string, from *layer) (source, error) {
 	return source{}, fmt.Errorf("no profile %q in %s; profiles: %s", ref, where, strings.Join(names, ", "))
 }
 
-// readSource reads one profile file, refusing anything too large to be one;
-// problems will call it name.
+// readSource reads one profile file, refusing anything too large to be one,
+// and, as ssh does with its configuration, one that someone other than the
+// caller or root owns or can write; problems will call it name.
 func readSource(path, name string) (source, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return source{}, err
 	}
 	defer file.Close()
+	if err := checkOwner(file, path); err != nil {
+		return source{}, err
+	}
 	data, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
 	if err != nil {
 		return source{}, fmt.Errorf("read profile: %w", err)
@@ -202,6 +208,27 @@ func readSource(path, name string) (source, error) {
 		return source{}, fmt.Errorf("read profile %s: %w", path, err)
 	}
 	return source{file: name, id: abs, dir: filepath.Dir(abs), data: data}, nil
+}
+
+// checkOwner refuses a profile file that belongs to another user, or that
+// group or others may write: either could change a jail's policy behind
+// the caller's back.
+func checkOwner(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("read profile: %w", err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("profile %s belongs to uid %d: jail reads only profiles owned by you or root", path, st.Uid)
+	}
+	if fi.Mode().IsRegular() && fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("profile %s is writable by group or others (mode %04o): chmod go-w it", path, fi.Mode().Perm())
+	}
+	return nil
 }
 
 // chain decodes src and the profiles it extends, child first, collecting
@@ -262,7 +289,7 @@ func (f finder) entries() ([]Entry, error) {
 		}
 		for _, file := range files {
 			name, ok := strings.CutSuffix(file.Name(), ".toml")
-			if !ok || file.IsDir() || checkName(name) != nil || seen[name] {
+			if !ok || file.IsDir() || checkName(name) != nil || seen[name] || slices.Contains(builtinNames, name) {
 				continue
 			}
 			seen[name] = true

@@ -154,10 +154,11 @@ func TestSearchPath(t *testing.T) {
 	if p := mustLoad(t, "mine", opts); p.Description != "first" {
 		t.Errorf("mine: the first directory must win, got %q", p.Description)
 	}
-	// A file extending its own name extends the next one down: the built-in.
+	// A built-in's name is the built-in's: a file of that name in the
+	// search path does not replace it.
 	p := mustLoad(t, "default", opts)
-	if p.Hostname != "mine" || p.Description != "my default" || p.User.Name != "jail" {
-		t.Errorf("user default over built-in default: %+v", p)
+	if p.Hostname != "jail" || p.Description != mustLoad(t, "default", Options{}).Description {
+		t.Errorf("default.toml in the search path replaced the built-in: %+v", p)
 	}
 	if p := mustLoad(t, "other", opts); p.Hostname != "first" || p.Description != "other" {
 		t.Errorf("other extends mine by name: hostname %q", p.Hostname)
@@ -202,13 +203,33 @@ func TestSearchPath(t *testing.T) {
 		"agent|built-in|" + mustLoad(t, "agent", Options{}).Description,
 		"broken|" + filepath.Join(first, "broken.toml") + `|does not load: ` + filepath.Join(first, "broken.toml") + `:1:12: expected value but found '\n' instead`,
 		"chained|" + filepath.Join(first, "chained.toml") + "|first",
-		"default|" + filepath.Join(first, "default.toml") + "|my default",
+		"default|built-in|" + mustLoad(t, "default", Options{}).Description,
 		"mine|" + filepath.Join(first, "mine.toml") + "|first",
 		"minimal|built-in|" + mustLoad(t, "minimal", Options{}).Description,
 		"other|" + filepath.Join(second, "other.toml") + "|other",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("List:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestProfileOwnership(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"open.toml": "hostname = \"x\"\n", "theirs.toml": "hostname = \"x\"\n"})
+	if err := os.Chmod(filepath.Join(dir, "open.toml"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{SearchPath: []string{dir}}
+	if _, err := Load("open", opts); err == nil || !strings.Contains(err.Error(), "writable by group or others") {
+		t.Errorf("Load(open) = %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to give a file away")
+	}
+	if err := os.Chown(filepath.Join(dir, "theirs.toml"), 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load("theirs", opts); err == nil || !strings.Contains(err.Error(), "belongs to uid 65534") {
+		t.Errorf("Load(theirs) = %v", err)
 	}
 }
 

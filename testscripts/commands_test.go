@@ -19,10 +19,12 @@ import (
 
 // The scripts' own commands, beyond testscript's:
 //
-//	run [-code N] [-as USER] [-fd3 FILE] [-bg NAME] PROG ARGS...
+//	run [-code N] [-as USER] [-fd100 FILE] [-noclose-range] [-bg NAME] PROG ARGS...
 //	    run PROG (from PATH) and check its exact exit status (default 0);
-//	    -as runs it as USER, -fd3 passes FILE open as fd 3, -bg starts it
-//	    in the background under NAME (then: bgwait, signal)
+//	    -as runs it as USER, -fd100 passes FILE open as fd 100 (above
+//	    the fds jail itself hands its init stage), -noclose-range
+//	    makes close_range(2) fail for it, -bg starts it in the background
+//	    under NAME (then: bgwait, signal)
 //	bgwait [-code N] NAME      wait for a background run; its output becomes stdout/stderr
 //	signal SIG NAME            send SIG (KILL, TERM, INT, ...) to background run NAME
 //	waitproc TEXT              wait (10 s at most) for a host process whose command line holds TEXT
@@ -78,10 +80,11 @@ type background struct {
 }
 
 type runOpts struct {
-	code int
-	as   string
-	fd3  string
-	bg   string
+	code    int
+	as      string
+	fdHigh  string
+	bg      string
+	noClose bool
 }
 
 func parseRunOpts(ts *testscript.TestScript, args []string) (runOpts, []string) {
@@ -94,17 +97,21 @@ func parseRunOpts(ts *testscript.TestScript, args []string) (runOpts, []string) 
 			o.code = n
 		case "-as":
 			o.as = args[1]
-		case "-fd3":
-			o.fd3 = ts.MkAbs(args[1])
+		case "-fd100":
+			o.fdHigh = ts.MkAbs(args[1])
 		case "-bg":
 			o.bg = args[1]
+		case "-noclose-range":
+			o.noClose = true
+			args = args[1:]
+			continue
 		default:
 			return o, args
 		}
 		args = args[2:]
 	}
 	if len(args) == 0 {
-		ts.Fatalf("usage: run [-code N] [-as USER] [-fd3 FILE] [-bg NAME] PROG ARGS...")
+		ts.Fatalf("usage: run [-code N] [-as USER] [-fd100 FILE] [-bg NAME] PROG ARGS...")
 	}
 	return o, args
 }
@@ -127,6 +134,13 @@ func (b *background) command(ts *testscript.TestScript, o runOpts, args []string
 	cmd := exec.Command(path, args[1:]...)
 	cmd.Dir = ts.MkAbs(".")
 	cmd.Env = scriptEnv(ts)
+	if o.noClose {
+		self, err := os.Executable()
+		ts.Check(err)
+		cmd = exec.Command(self, append([]string{path}, args[1:]...)...)
+		cmd.Dir = ts.MkAbs(".")
+		cmd.Env = append(scriptEnv(ts), noCloseRangeEnv+"=1")
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if o.as != "" {
 		u, err := user.Lookup(o.as)
@@ -137,11 +151,12 @@ func (b *background) command(ts *testscript.TestScript, o runOpts, args []string
 		// $WORK/.tmp is root's; the user gets the system's.
 		cmd.Env = append(cmd.Env, "HOME=/nonexistent", "USER="+o.as, "TMPDIR=/tmp")
 	}
-	if o.fd3 != "" {
-		f, err := os.Open(o.fd3)
+	if o.fdHigh != "" {
+		f, err := os.Open(o.fdHigh)
 		ts.Check(err)
 		ts.Defer(func() { f.Close() })
-		cmd.ExtraFiles = []*os.File{f}
+		cmd.ExtraFiles = make([]*os.File, 98)
+		cmd.ExtraFiles[97] = f
 	}
 	return cmd
 }
