@@ -4,7 +4,11 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <linux/keyctl.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +84,8 @@ static char **strv(struct wire *w)
 static int decode_proc(struct wire *w, struct proc_plan *p, struct jerr *e)
 {
 	p->flags = wire_u32(w);
+	p->uid = wire_u32(w);
+	p->gid = wire_u32(w);
 	p->hostname = wire_str(w);
 	p->cwd = wire_str(w);
 	p->argv = strv(w);
@@ -115,6 +121,40 @@ static struct wire section(struct wire *plan, uint32_t want)
 	return s;
 }
 
+/* become takes the command's ids in the jail's user namespace, keeping the
+ * capabilities the init stage still needs there (none on the host), and
+ * checks that it did keep them. */
+static int become(const struct proc_plan *p, struct jerr *e)
+{
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return jerr_set(e, errno, "keep capabilities");
+	if (setresgid(p->gid, p->gid, p->gid) < 0)
+		return jerr_set(e, errno, "set gid %u", p->gid);
+	if ((p->flags & PROC_DROP_GROUPS) && setgroups(0, NULL) < 0)
+		return jerr_set(e, errno, "drop supplementary groups");
+	if (setresuid(p->uid, p->uid, p->uid) < 0)
+		return jerr_set(e, errno, "set uid %u", p->uid);
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {{0}};
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return jerr_set(e, errno, "read capabilities");
+	/* Effective dropped to nothing on the uid change: take it back from
+	 * the permitted set, which KEEPCAPS kept. */
+	data[0].effective = data[0].permitted;
+	data[1].effective = data[1].permitted;
+	if (syscall(SYS_capset, &hdr, data) < 0 || !(data[0].effective & (1u << CAP_SYS_ADMIN)))
+		return jerr_set(e, errno, "keep the capabilities to build the jail");
+	return 0;
+}
+
+/* parent_gone reports whether jail has died: it holds the plan pipe's write
+ * end open for as long as it lives. */
+static int parent_gone(void)
+{
+	struct pollfd p = {.fd = FD_PLAN, .events = POLLIN};
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
+}
+
 /* jail_init is the containment checklist: every step of the init stage, in
  * order. Each either succeeds or reports why and ends the run. */
 static int jail_init(void)
@@ -123,20 +163,33 @@ static int jail_init(void)
 	struct proc_plan proc = {0};
 	size_t len;
 
-	/* First: nothing in the jail may open /proc/1/exe, the host's jail
-	 * binary, or read this process's memory (CVE-2019-5736). */
+	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
+	for (int fd = FD_PLAN; fd <= FD_SYNC; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+
+	/* The user namespace first, alone: only the parent may write its id
+	 * maps (an unprivileged process may map just itself, and root maps
+	 * the jail to an unprivileged uid). It does, then sends the plan. */
+	if (unshare(CLONE_NEWUSER) < 0) {
+		jerr_set(&e, errno, "create a user namespace (jail check tells why it is refused)");
+		goto fail;
+	}
+	if (write(FD_SYNC, "U", 1) != 1) {
+		jerr_set(&e, errno, "tell the parent the user namespace exists");
+		goto fail;
+	}
+	unsigned char *buf = read_plan(&len, &e);
+	if (!buf)
+		goto fail;
+	/* Non-dumpable from now, before anything of the jail exists: nothing
+	 * in it may open /proc/1/exe, the host's jail binary, or this
+	 * process's memory (CVE-2019-5736). Not before the maps are written:
+	 * an unprivileged parent writes them through /proc/PID, which a
+	 * non-dumpable process closes to it. */
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
 		jerr_set(&e, errno, "make the init stage non-dumpable");
 		goto fail;
 	}
-	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
-	fcntl(FD_ERR, F_SETFD, FD_CLOEXEC);
-	fcntl(FD_STATUS, F_SETFD, FD_CLOEXEC);
-	fcntl(FD_PLAN, F_SETFD, FD_CLOEXEC);
-
-	unsigned char *buf = read_plan(&len, &e);
-	if (!buf)
-		goto fail;
 	struct wire plan = {.p = buf, .end = buf + len};
 	uint32_t magic = wire_u32(&plan), version = wire_u32(&plan), ntrees = wire_u32(&plan);
 	if (plan.bad || magic != PLAN_MAGIC || version != PLAN_VERSION || ntrees > 4096) {
@@ -148,7 +201,6 @@ static int jail_init(void)
 		jerr_set(&e, errno, "close inherited file descriptors");
 		goto fail;
 	}
-
 	struct wire mounts = section(&plan, 1);
 	struct wire process = section(&plan, 2);
 	if (mounts.bad || process.bad) {
@@ -157,6 +209,38 @@ static int jail_init(void)
 	}
 	if (decode_proc(&process, &proc, &e) < 0)
 		goto fail;
+
+	/* The other namespaces, owned by the new user namespace. */
+	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) < 0) {
+		jerr_set(&e, errno, "create mount, network, IPC, UTS and cgroup namespaces");
+		goto fail;
+	}
+	if (become(&proc, &e) < 0)
+		goto fail;
+	/* Again: a uid change resets it to fs.suid_dumpable, which some
+	 * hosts set to 1. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+		jerr_set(&e, errno, "make the init stage non-dumpable");
+		goto fail;
+	}
+	/* PID 1 of a new pid namespace, made a child of jail itself
+	 * (CLONE_PARENT): jail waits for it directly, and this process,
+	 * its work done, tells jail the pid and goes. */
+	pid_t pid1 = (pid_t)syscall(SYS_clone, CLONE_PARENT | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+	if (pid1 < 0) {
+		jerr_set(&e, errno, "create the pid namespace");
+		goto fail;
+	}
+	if (pid1 > 0) {
+		uint32_t v = (uint32_t)pid1;
+		_exit(write(FD_SYNC, &v, sizeof v) == sizeof v ? 0 : 125);
+	}
+	close(FD_SYNC);
+	/* When jail dies, the jail dies: first with it by signal, and should
+	 * it be gone already, now. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone())
+		_exit(125);
+
 	umask(0); /* modes in the plan are exact */
 	if (jail_mount_build(&mounts, FD_TREES, (int)ntrees, &e) < 0)
 		goto fail;

@@ -14,11 +14,12 @@ const (
 	sectionProcess = 2
 
 	procNewSession = 1
+	procDropGroups = 2
 )
 
 // encodePlan writes everything the init stage needs, in the order init.c
 // reads it: header, mount section, process section.
-func encodePlan(cfg *Config, mounts *mount.Prepared, umask uint32) []byte {
+func encodePlan(cfg *Config, ids hostIDs, mounts *mount.Prepared, umask uint32) []byte {
 	var m wire.Writer
 	mounts.Encode(&m)
 
@@ -27,7 +28,12 @@ func encodePlan(cfg *Config, mounts *mount.Prepared, umask uint32) []byte {
 	if cfg.NewSession {
 		flags |= procNewSession
 	}
+	if ids.root {
+		flags |= procDropGroups
+	}
 	p.U32(flags)
+	p.U32(cfg.UID)
+	p.U32(cfg.GID)
 	p.Str(cfg.Hostname)
 	p.Str(cfg.Dir)
 	p.Strs(cfg.Argv)

@@ -41,7 +41,7 @@ func Run(cfg Config, started time.Time) (*Result, error) {
 	defer mounts.Close()
 	umask := unix.Umask(0o022)
 	unix.Umask(umask)
-	plan := encodePlan(&cfg, mounts, uint32(umask))
+	plan := encodePlan(&cfg, ids, mounts, uint32(umask))
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, forwarded...)

@@ -16,13 +16,15 @@
 #define FD_PLAN 3   /* read: u32 length, the plan; then open until the parent dies */
 #define FD_ERR 4    /* write: one error line, or EOF when the command was exec'd */
 #define FD_STATUS 5 /* write: the command's status record */
-#define FD_TREES 6  /* the mount trees the parent cloned, if any */
+#define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
+#define FD_TREES 7  /* the mount trees the parent cloned, if any */
 
 #define PLAN_MAGIC 0x4c49414au /* "JAIL" */
 #define PLAN_VERSION 1u
 
 /* Flags of the process section. */
 #define PROC_NEW_SESSION 1u
+#define PROC_DROP_GROUPS 2u /* the caller is root: drop supplementary groups */
 
 /* The status record PID 1 writes when the command is gone. */
 struct status_record {
@@ -35,6 +37,7 @@ struct status_record {
 /* The process section of the plan, decoded; strings point into the plan. */
 struct proc_plan {
 	uint32_t flags;
+	uint32_t uid, gid; /* the command's ids inside the jail */
 	const char *hostname, *cwd;
 	char **argv, **envp;
 	uint32_t nrlimits;

@@ -29,13 +29,6 @@ func callerIDs(cfg *Config) (hostIDs, error) {
 	return hostIDs{uid: cfg.HostUID, gid: cfg.HostGID, root: true}, nil
 }
 
-// maps are the jail's uid and gid maps: one id each, the command's.
-func (h hostIDs) maps(cfg *Config) (uids, gids []syscall.SysProcIDMap) {
-	uids = []syscall.SysProcIDMap{{ContainerID: int(cfg.UID), HostID: int(h.uid), Size: 1}}
-	gids = []syscall.SysProcIDMap{{ContainerID: int(cfg.GID), HostID: int(h.gid), Size: 1}}
-	return uids, gids
-}
-
 // idmapUserns returns a user namespace that maps a bind's owner (uid, gid)
 // to the jail's host ids, to idmap the bind through. A user namespace only
 // lives as long as something holds it, so a throw-away process (the

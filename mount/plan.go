@@ -3,6 +3,7 @@ package mount
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -179,16 +180,56 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 		w.U32(modeOr(s.Mode, 0o755))
 		w.Str(s.Dst)
 	case File:
-		w.U32(opFile)
-		w.U32(modeOr(s.Mode, 0o644))
-		w.Bytes(s.Content)
-		w.Str(s.Dst)
-		p.rootSize += uint64(len(s.Content)) + 4096
+		p.addFile(s.Dst, modeOr(s.Mode, 0o644), s.Content)
+		return nil
 	default:
 		return fmt.Errorf("mount %s: unknown kind %v", s.Dst, s.Kind)
 	}
 	p.nops++
 	return nil
+}
+
+func (p *Prepared) addFile(dst string, mode uint32, content []byte) {
+	p.ops.U32(opFile)
+	p.ops.U32(mode)
+	p.ops.Bytes(content)
+	p.ops.Str(dst)
+	p.rootSize += uint64(len(content)) + 4096
+	p.nops++
+}
+
+// copyMax bounds the read-only files copied into the jail's root instead
+// of bound: a bind costs about ten syscalls to make and more to tear down,
+// a small copy one write; the ld.so cache, nsswitch.conf and their kind are
+// all under it.
+const copyMax = 64 << 10
+
+// copyable reports whether a read-only bind of fi may be a copy instead:
+// a small regular file anyone may read, so that the jail sees the same
+// bytes, read-only, that the bind would have shown it.
+func copyable(fi fs.FileInfo) bool {
+	return fi.Mode().IsRegular() && fi.Size() <= copyMax && fi.Mode().Perm()&0o004 != 0
+}
+
+// readSmall reads a file to copy, refusing a symlink swapped in since it
+// was resolved; ok is false when the copy is not possible and a bind must
+// do.
+func readSmall(path string) ([]byte, bool) {
+	fd, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
+		Flags:   unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NONBLOCK,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return nil, false
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !copyable(fi) {
+		return nil, false
+	}
+	b, err := io.ReadAll(io.LimitReader(f, copyMax+1))
+	return b, err == nil && len(b) <= copyMax
 }
 
 func (p *Prepared) addSymlink(target, dst string) {
@@ -229,6 +270,12 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 			return nil
 		}
 		return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, unwrapPath(err))
+	}
+	if s.Kind == ReadOnlyBind && copyable(fi) && r.onRoot(s.Dst) {
+		if content, ok := readSmall(canon); ok {
+			p.addFile(s.Dst, 0o444, content)
+			return nil
+		}
 	}
 	var flags uint32
 	if s.Kind == ReadOnlyBind {
@@ -363,6 +410,17 @@ func (r *resolver) resolve(path string) (string, fs.FileInfo, error) {
 		return "", nil, err
 	}
 	return resolved, fi, nil
+}
+
+// onRoot reports whether dst lands on the jail's own root tmpfs, which is
+// read-only once built, rather than inside another mount.
+func (r *resolver) onRoot(dst string) bool {
+	for _, m := range r.specs {
+		if m.Kind != Dir && m.Kind != Symlink && m.Kind != File && under(dst, m.Dst) {
+			return false
+		}
+	}
+	return true
 }
 
 // mirroredLink reports whether src is a symlink that resolves into a bind
