@@ -246,6 +246,9 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 	if err == nil {
 		cfg, err = p.Config(command, os.Environ())
 	}
+	if err == nil && statusTo != nil {
+		cfg.ProfileHash = p.Hash() // only the record needs it: encoding the profile is not free
+	}
 	var res *jail.Result
 	if err == nil {
 		res, err = jail.Run(cfg, started)

@@ -14,7 +14,7 @@ import (
 // has to look up. It is built by the profiles package and never changed after.
 type Config struct {
 	Profile     string // the profile's name, for the status record
-	ProfileHash string // sha256 of the resolved profile, for the status record
+	ProfileHash string // sha256 of the resolved profile, for the status record; set only when one is written
 
 	Argv []string // the command; Argv[0] is looked up in the jail's PATH when it has no slash
 	Env  []string // the command's whole environment, KEY=value

@@ -273,7 +273,10 @@ static int jail_init(void)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
-	pid_t pid = fork();
+	/* vfork: PID 1 waits, suspended, until the command has exec'd, and
+	 * neither copies the other's pages (command_exec never returns and
+	 * touches nothing PID 1 relies on). */
+	pid_t pid = vfork();
 	if (pid < 0) {
 		jerr_set(&e, errno, "fork the command");
 		goto fail;

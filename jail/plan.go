@@ -18,12 +18,25 @@ const (
 )
 
 // encodePlan writes everything the init stage needs, in the order init.c
-// reads it: header, mount section, process section.
+// reads it, framed for the plan pipe: its length, header, mount section,
+// process section. It is written in place, in one buffer: a plan can carry
+// file contents, and every copy of it costs page faults.
 func encodePlan(cfg *Config, ids hostIDs, mounts *mount.Prepared, umask uint32) []byte {
-	var m wire.Writer
-	mounts.Encode(&m)
+	var w wire.Writer
+	w.Grow(mounts.Size() + 4096 + argsSize(cfg))
+	frame := w.Begin()
+	w.U32(planMagic)
+	w.U32(planVersion)
+	w.U32(uint32(len(mounts.Trees)))
 
-	var p wire.Writer
+	w.U32(sectionMounts)
+	m := w.Begin()
+	mounts.Encode(&w)
+	w.End(m)
+
+	w.U32(sectionProcess)
+	p := &w
+	proc := w.Begin()
 	var flags uint32
 	if cfg.NewSession {
 		flags |= procNewSession
@@ -45,12 +58,21 @@ func encodePlan(cfg *Config, ids hostIDs, mounts *mount.Prepared, umask uint32) 
 		p.U64(r.Hard)
 	}
 	p.U32(umask)
+	w.End(proc)
+	w.End(frame)
 
-	var w wire.Writer
-	w.U32(planMagic)
-	w.U32(planVersion)
-	w.U32(uint32(len(mounts.Trees)))
-	w.Section(sectionMounts, &m)
-	w.Section(sectionProcess, &p)
-	return w.Data()
+	data := w.Data()
+	// The frame is the bare length: the init stage reads exactly it.
+	return data[:len(data)-1]
+}
+
+func argsSize(cfg *Config) int {
+	n := 0
+	for _, s := range cfg.Argv {
+		n += len(s) + 5
+	}
+	for _, s := range cfg.Env {
+		n += len(s) + 5
+	}
+	return n
 }

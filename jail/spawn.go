@@ -54,7 +54,7 @@ func (p *pipes) close() {
 	}
 }
 
-// spawn starts the jail. This binary is re-executed as the init stage
+// spawn starts the jail; plan is framed for the pipe (encodePlan). This binary is re-executed as the init stage
 // (init.c) with a plain vfork: no namespaces yet, which is what lets Go use
 // vfork, the cheap way. The init stage creates its user namespace, this
 // process writes the id maps (only it may), then sends the plan; the init
@@ -109,9 +109,7 @@ func spawn(cfg *Config, ids hostIDs, mounts *mount.Prepared, plan []byte) (_ *ch
 	// only the init stage reading frees room. Nothing waits for it: should
 	// the init stage die before reading it all, the write fails, and the
 	// init stage is seen gone.
-	msg := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(plan)), uint32(len(plan)))
-	msg = append(msg, plan...)
-	go p.planW.Write(msg)
+	go p.planW.Write(plan)
 
 	var pid1 [4]byte
 	if _, err := io.ReadFull(p.syncR, pid1[:]); err != nil {

@@ -79,6 +79,9 @@ func Prepare(specs []Spec, opts Options) (_ *Prepared, err error) {
 	return p, nil
 }
 
+// Size is about how many bytes Encode writes.
+func (p *Prepared) Size() int { return p.ops.Len() + 12 }
+
 // Encode appends the mount section's body: root size, op count, ops.
 func (p *Prepared) Encode(w *wire.Writer) {
 	w.U64(p.rootSize)
@@ -228,8 +231,9 @@ func readSmall(path string) ([]byte, bool) {
 	if err != nil || !copyable(fi) {
 		return nil, false
 	}
-	b, err := io.ReadAll(io.LimitReader(f, copyMax+1))
-	return b, err == nil && len(b) <= copyMax
+	b := make([]byte, fi.Size()+1) // one read past the end proves it is all
+	n, err := io.ReadFull(f, b)
+	return b[:n], err == io.ErrUnexpectedEOF && int64(n) == fi.Size()
 }
 
 func (p *Prepared) addSymlink(target, dst string) {

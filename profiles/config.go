@@ -33,19 +33,18 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 		return jail.Config{}, err
 	}
 	c := jail.Config{
-		Profile:     p.Name,
-		ProfileHash: p.Hash(),
-		Argv:        slices.Clone(argv),
-		Env:         p.environ(hostEnv),
-		Dir:         p.Cwd,
-		Hostname:    p.Hostname,
-		NewSession:  p.NewSession,
-		UID:         p.User.UID,
-		GID:         p.User.GID,
-		HostUID:     p.User.HostUID,
-		HostGID:     p.User.HostGID,
-		Mounts:      mounts,
-		TimeLimit:   p.Limits.Time,
+		Profile:    p.Name,
+		Argv:       slices.Clone(argv),
+		Env:        p.environ(hostEnv),
+		Dir:        p.Cwd,
+		Hostname:   p.Hostname,
+		NewSession: p.NewSession,
+		UID:        p.User.UID,
+		GID:        p.User.GID,
+		HostUID:    p.User.HostUID,
+		HostGID:    p.User.HostGID,
+		Mounts:     mounts,
+		TimeLimit:  p.Limits.Time,
 	}
 	for _, r := range rlimits {
 		if v := *p.Limits.rlimit(r.key); v != nil {

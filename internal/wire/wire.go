@@ -43,10 +43,27 @@ func (w *Writer) Strs(ss []string) {
 // Raw appends fields another writer wrote, as they are.
 func (w *Writer) Raw(b []byte) { w.buf = append(w.buf, b...) }
 
-// Section appends another writer's fields as one length-prefixed block.
-func (w *Writer) Section(tag uint32, body *Writer) {
-	w.U32(tag)
-	w.Bytes(body.buf)
+// Grow makes room for n more bytes, so a large plan is built without
+// copying it again and again.
+func (w *Writer) Grow(n int) {
+	if cap(w.buf)-len(w.buf) < n {
+		buf := make([]byte, len(w.buf), len(w.buf)+n)
+		copy(buf, w.buf)
+		w.buf = buf
+	}
+}
+
+// Begin opens a length-prefixed block, written in place; End closes it.
+func (w *Writer) Begin() int {
+	w.U32(0)
+	return len(w.buf)
+}
+
+// End closes the block Begin opened at start, as Bytes would have written
+// it: its length first and a NUL after.
+func (w *Writer) End(start int) {
+	binary.LittleEndian.PutUint32(w.buf[start-4:], uint32(len(w.buf)-start))
+	w.buf = append(w.buf, 0)
 }
 
 // Len is the number of bytes written so far.
