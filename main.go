@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,6 +27,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"jail/jail"
+	"jail/plancache"
 	"jail/preflight"
 	"jail/profiles"
 )
@@ -234,56 +236,61 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 	if len(command) == 0 {
 		return &exitStatus{code: exitJail, msg: "no command: give it after -- (jail -p PROFILE -- CMD...)"}
 	}
-	statusTo, err := openStatus(c.String("status-json"))
-	if err != nil {
-		return err
-	}
-	if statusTo != nil {
-		defer statusTo.Close()
-	}
+	statusTo := c.String("status-json")
+	cacheDir := plancache.Dir(os.Environ())
 	p, err := loadProfile(c, c.String("profile"))
 	var cfg jail.Config
 	if err == nil {
 		cfg, err = p.Config(command, os.Environ())
 	}
-	if err == nil && statusTo != nil {
-		cfg.ProfileHash = p.Hash() // only the record needs it: encoding the profile is not free
-	}
-	var res *jail.Result
+	var plan *jail.Plan
 	if err == nil {
-		res, err = jail.Run(cfg, started)
+		cfg.ProfileHash = p.Hash()
+		plan, err = jail.NewPlan(cfg, jail.PlanOptions{Protected: protected(cacheDir)})
 	}
-	if statusTo != nil {
+	if err == nil {
+		// Cached for the next identical invocation, which then runs
+		// without starting Go; a cache that cannot be written only
+		// costs speed.
+		args, _ := splitCommand(os.Args)
+		if key, kerr := plancache.Key(args[1:], os.Environ()); kerr == nil {
+			plancache.Store(cacheDir, key, deps(p, plan), plan.Data)
+		}
+		err = plan.Exec(os.Args, started) // returns only if it fails
+	}
+	if statusTo != "" {
 		var cfgp *jail.Config
 		if p != nil {
 			cfgp = &cfg
 		}
-		if _, werr := statusTo.Write(jail.NewStatus(cfgp, res, err).JSON()); werr != nil && err == nil {
-			err = fmt.Errorf("write the status record: %w", werr)
+		if f, serr := openStatus(statusTo); serr == nil {
+			f.Write(jail.NewStatus(cfgp, nil, err).JSON())
+			f.Close()
 		}
 	}
-	if err != nil {
-		return err
-	}
-	return outcome(res)
+	return err
 }
 
-// outcome turns the command's end into jail's exit status.
-func outcome(res *jail.Result) error {
-	if res.ExecError != "" {
-		code := exitNoExec
-		if res.ExitCode == exitNotFound {
-			code = exitNotFound
-		}
-		return &exitStatus{code: code, msg: res.ExecError}
+// protected are the host paths no writable bind may reach: the plan cache,
+// whose entries decide what later jails may do.
+func protected(cacheDir string) []string {
+	if cacheDir == "" {
+		return nil
 	}
-	if res.TimedOut {
-		return &exitStatus{code: res.ExitCode, msg: "killed: time limit exceeded"}
+	return []string{filepath.Dir(cacheDir)}
+}
+
+// deps are every host path a run's plan was made from: the profile files
+// (and where they were looked for) and what mount resolution met.
+func deps(p *profiles.Profile, plan *jail.Plan) plancache.Deps {
+	d := plancache.Deps{}
+	for path, fi := range p.Files {
+		d[path] = fi
 	}
-	if res.ExitCode != 0 {
-		return &exitStatus{code: res.ExitCode}
+	for path, fi := range plan.Deps {
+		d[path] = fi
 	}
-	return nil
+	return d
 }
 
 // openStatus opens where the status record goes: a path, or fd:N.

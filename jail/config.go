@@ -1,7 +1,11 @@
-// Package jail runs one command in one fresh jail: the parent side spawns the
-// init stage in new namespaces, feeds it the plan, forwards signals, enforces
-// the wall-time limit and collects the status; the init stage (init*.c) runs
-// before the Go runtime, builds the jail and execs the command.
+// Package jail runs one command in one fresh jail. The Go side plans a run
+// (plan.go: a Config resolved against the host); the rest is C that runs as
+// a constructor before the Go runtime: the runner (runner.c) is jail's own
+// process from then on: it starts the init stage, writes its id maps, sends
+// it the plan, forwards signals, enforces the wall-time limit and reports;
+// the init stage (init.c, exec.c, pid1.c) is the binary re-executed in the
+// new namespaces, builds the jail, execs the command and stays as PID 1.
+// A plan cached by plancache is replayed by the runner without Go at all.
 package jail
 
 import (
@@ -17,8 +21,12 @@ type Config struct {
 	ProfileHash string // sha256 of the resolved profile, for the status record; set only when one is written
 
 	Argv []string // the command; Argv[0] is looked up in the jail's PATH when it has no slash
-	Env  []string // the command's whole environment, KEY=value
-	Dir  string   // working directory inside the jail
+	// Env and KeepEnv are the command's whole environment: the profile's
+	// own KEY=value pairs, and the names of host variables passed through
+	// when set (read when the jail starts, so a cached plan stays right).
+	Env     []string
+	KeepEnv []string
+	Dir     string // working directory inside the jail
 
 	Hostname   string
 	NewSession bool // setsid: the command gets no controlling terminal

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -19,8 +20,10 @@
 
 #include "internal/wire/err.h"
 #include "internal/wire/wire.h"
+#include "jail/runplan.h"
 #include "jail/stage.h"
 #include "mount/mount.h"
+#include "plancache/plancache.h"
 
 extern char **environ;
 
@@ -293,21 +296,74 @@ fail:
 	return 125;
 }
 
-/* A constructor runs before main and before the Go runtime; for the jail
- * binary started normally it finds no stage variable and returns at once. */
-__attribute__((constructor)) static void jail_stage_entry(void)
+/* command_after is the command: what follows the first "--" of argv. */
+static char **command_after(char **argv)
 {
-	const char *stage = NULL;
-	for (char **v = environ; v && *v; v++)
-		if (strncmp(*v, JAIL_STAGE_ENV, sizeof JAIL_STAGE_ENV - 1) == 0)
-			stage = *v + sizeof JAIL_STAGE_ENV - 1;
-	if (!stage)
+	for (char **a = argv + 1; a && *a; a++)
+		if (strcmp(*a, "--") == 0)
+			return a[1] ? a + 1 : NULL;
+	return NULL;
+}
+
+/* run_stage is the runner for a run planned by the Go side (jail.Plan's
+ * Exec): the plan is in the memfd _JAIL_RUNPLAN names. */
+static void run_stage(char **argv)
+{
+	const char *fdv = getenv("_JAIL_RUNPLAN"), *startv = getenv("_JAIL_STARTED");
+	char **cmd = command_after(argv);
+	int fd = fdv ? atoi(fdv) : -1;
+	uint64_t started = startv ? strtoull(startv, NULL, 10) : monotonic_ns();
+	struct stat st;
+	struct jerr e = {0};
+	struct run_plan plan;
+	unsigned char *buf = NULL;
+	if (!cmd || fd < 3 || fstat(fd, &st) < 0 || st.st_size <= 0 || !(buf = malloc((size_t)st.st_size)) ||
+	    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		dprintf(2, "jail: the runner got no plan\n");
+		_exit(125);
+	}
+	close(fd);
+	/* Nothing of the stage variables reaches the jail. */
+	unsetenv("_JAIL_STAGE");
+	unsetenv("_JAIL_RUNPLAN");
+	unsetenv("_JAIL_STARTED");
+	if (runplan_decode(buf, (size_t)st.st_size, &plan, &e) < 0) {
+		dprintf(2, "jail: %s\n", e.msg);
+		_exit(125);
+	}
+	runner_main(&plan, argv, started);
+}
+
+/* A constructor runs before main and before the Go runtime. Started by
+ * the Go side, it runs the stage it is told; started by a caller, it
+ * replays a cached plan for exactly this invocation, if there is one, and
+ * otherwise returns: Go takes over, plans, caches, and comes back here as
+ * the runner. */
+__attribute__((constructor)) static void jail_stage_entry(int argc, char **argv, char **envp)
+{
+	uint64_t started = monotonic_ns();
+	(void)argc;
+	(void)envp;
+	const char *stage = getenv("_JAIL_STAGE");
+	if (!stage) {
+		char **cmd = command_after(argv);
+		size_t len;
+		unsigned char *plan = cmd ? plancache_load(argv, &len) : NULL;
+		struct run_plan p;
+		struct jerr e = {0};
+		if (plan && runplan_decode(plan, len, &p, &e) == 0) {
+			p.cached = 1;
+			runner_main(&p, argv, started);
+		}
 		return;
+	}
 	if (strcmp(stage, "init") == 0)
 		_exit(jail_init());
+	if (strcmp(stage, "run") == 0)
+		run_stage(argv);
 	if (strcmp(stage, "userns") == 0) {
-		/* Holds a user namespace open for the parent to idmap
-		 * through (idmap.go) until the parent closes stdin. */
+		/* Holds a user namespace open, for jail check's probe, until
+		 * stdin ends. */
 		char c;
 		for (;;) {
 			ssize_t r = read(0, &c, 1);

@@ -1,78 +1,111 @@
 package jail
 
 import (
+	"io/fs"
+	"time"
+
 	"jail/internal/wire"
 	"jail/mount"
 )
 
-// The plan's framing; stage.h has the same values.
+// Wire values shared with the C side (stage.h, runplan.h).
 const (
-	planMagic   = 0x4c49414a // "JAIL"
-	planVersion = 1
+	runPlanMagic   = 0x4e55524a // "JRUN"
+	runPlanVersion = 1
+	runRoot        = 1
 
-	sectionMounts  = 1
-	sectionProcess = 2
+	treeReadOnly = 1
+	treeIDMap    = 2
 
 	procNewSession = 1
 	procDropGroups = 2
 )
 
-// encodePlan writes everything the init stage needs, in the order init.c
-// reads it, framed for the plan pipe: its length, header, mount section,
-// process section. It is written in place, in one buffer: a plan can carry
-// file contents, and every copy of it costs page faults.
-func encodePlan(cfg *Config, ids hostIDs, mounts *mount.Prepared, umask uint32) []byte {
-	var w wire.Writer
-	w.Grow(mounts.Size() + 4096 + argsSize(cfg))
-	frame := w.Begin()
-	w.U32(planMagic)
-	w.U32(planVersion)
-	w.U32(uint32(len(mounts.Trees)))
+// Plan is one run, planned: the run plan the runner (runner.c) carries
+// out, and the host paths it was made from, as lstat saw them (nil: absent),
+// for the plan cache to tell when it goes stale.
+type Plan struct {
+	Data []byte
+	Deps map[string]fs.FileInfo
+}
 
-	w.U32(sectionMounts)
+// PlanOptions are a run's parts that are not the jail's policy.
+type PlanOptions struct {
+	// Protected are host paths no writable bind may reach (jail's state).
+	Protected []string
+}
+
+// NewPlan resolves cfg against the host (mount sources, who the caller
+// is) into a run plan. Everything that can fail before the jail exists
+// fails here, with the reason.
+func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
+	ids, err := callerIDs(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: opts.Protected})
+	if err != nil {
+		return nil, err
+	}
+	var w wire.Writer
+	w.Grow(mounts.Size() + 4096)
+	w.U32(runPlanMagic)
+	w.U32(runPlanVersion)
+	w.U64(uint64(cfg.TimeLimit / time.Nanosecond))
+	var flags uint32
+	if ids.root {
+		flags |= runRoot
+	}
+	w.U32(flags)
+	w.U32(ids.uid)
+	w.U32(ids.gid)
+	w.U32(cfg.UID)
+	w.U32(cfg.GID)
+	w.Str(cfg.Profile)
+	w.Str(cfg.ProfileHash)
+	w.U32(uint32(len(mounts.Trees)))
+	for _, t := range mounts.Trees {
+		w.Str(t.Path)
+		var tf uint32
+		if t.ReadOnly {
+			tf |= treeReadOnly
+		}
+		if t.IDMap {
+			tf |= treeIDMap
+		}
+		w.U32(tf)
+		w.U32(t.UID)
+		w.U32(t.GID)
+	}
 	m := w.Begin()
 	mounts.Encode(&w)
 	w.End(m)
 
-	w.U32(sectionProcess)
-	p := &w
-	proc := w.Begin()
-	var flags uint32
+	// The process section's fixed part, as init.c's decode_proc reads it;
+	// the runner adds this run's command, environment and umask.
+	prefix := w.Begin()
+	var pf uint32
 	if cfg.NewSession {
-		flags |= procNewSession
+		pf |= procNewSession
 	}
 	if ids.root {
-		flags |= procDropGroups
+		pf |= procDropGroups
 	}
-	p.U32(flags)
-	p.U32(cfg.UID)
-	p.U32(cfg.GID)
-	p.Str(cfg.Hostname)
-	p.Str(cfg.Dir)
-	p.Strs(cfg.Argv)
-	p.Strs(cfg.Env)
-	p.U32(uint32(len(cfg.Rlimits)))
+	w.U32(pf)
+	w.U32(cfg.UID)
+	w.U32(cfg.GID)
+	w.Str(cfg.Hostname)
+	w.Str(cfg.Dir)
+	w.End(prefix)
+	w.Strs(cfg.KeepEnv)
+	w.Strs(cfg.Env)
+	rl := w.Begin()
+	w.U32(uint32(len(cfg.Rlimits)))
 	for _, r := range cfg.Rlimits {
-		p.U32(uint32(r.Resource))
-		p.U64(r.Soft)
-		p.U64(r.Hard)
+		w.U32(uint32(r.Resource))
+		w.U64(r.Soft)
+		w.U64(r.Hard)
 	}
-	p.U32(umask)
-	w.End(proc)
-	w.End(frame)
-
-	data := w.Data()
-	// The frame is the bare length: the init stage reads exactly it.
-	return data[:len(data)-1]
-}
-
-func argsSize(cfg *Config) int {
-	n := 0
-	for _, s := range cfg.Argv {
-		n += len(s) + 5
-	}
-	for _, s := range cfg.Env {
-		n += len(s) + 5
-	}
-	return n
+	w.End(rl)
+	return &Plan{Data: w.Data(), Deps: mounts.Deps}, nil
 }

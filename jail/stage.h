@@ -62,6 +62,10 @@ int close_fds_from(int lo, int keep);
  * servers on 127.0.0.1 work inside; nothing else exists there. */
 int loopback_up(struct jerr *e);
 
+/* idmap_userns returns a user namespace mapping a bind's owner to the
+ * jail's host ids, to idmap the bind through. */
+int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsigned host_gid, struct jerr *e);
+
 /* command_exec is the command's side of the fork: the process limits and
  * the last privileges dropped, then exec. It never returns. */
 void command_exec(const struct proc_plan *p) __attribute__((noreturn));

@@ -40,8 +40,10 @@ type Status struct {
 	SetupMS     float64 `json:"setup_ms"`
 	UserCPUMS   float64 `json:"cpu_user_ms"`
 	SystemCPUMS float64 `json:"cpu_system_ms"`
-	Profile     string  `json:"profile"`
-	ProfileHash string  `json:"profile_hash"`
+	// PlanCached: the run replayed a cached plan; Go did not start.
+	PlanCached  bool   `json:"plan_cached"`
+	Profile     string `json:"profile"`
+	ProfileHash string `json:"profile_hash"`
 	// Error is jail's own failure (exit 125) or why exec failed (126, 127).
 	Error string `json:"error,omitempty"`
 }

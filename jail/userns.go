@@ -5,18 +5,18 @@ package jail
 // jail is Config.HostUID/HostGID, and each writable bind is idmapped so that
 // the jail works on its owner's files, and what it writes there is the
 // owner's (never root's: mount.Prepare refuses root-owned writable binds).
+// The runner (runner.c) writes the maps and makes the idmap namespaces
+// (userns.c); this side only decides the ids.
 
 import (
 	"errors"
-	"fmt"
 	"os"
-	"syscall"
 )
 
 // hostIDs are the host uid and gid the jail's single mapped id stands for.
 type hostIDs struct {
 	uid, gid uint32
-	root     bool // the caller is root: sources are cloned by the parent
+	root     bool // the caller is root: the runner clones the bind sources
 }
 
 func callerIDs(cfg *Config) (hostIDs, error) {
@@ -27,39 +27,4 @@ func callerIDs(cfg *Config) (hostIDs, error) {
 		return hostIDs{}, errors.New("user.host_uid and user.host_gid must not be 0: a jail never runs as host root")
 	}
 	return hostIDs{uid: cfg.HostUID, gid: cfg.HostGID, root: true}, nil
-}
-
-// idmapUserns returns a user namespace that maps a bind's owner (uid, gid)
-// to the jail's host ids, to idmap the bind through. A user namespace only
-// lives as long as something holds it, so a throw-away process (the
-// "userns" stage of init.c) holds it while the parent opens it.
-func idmapUserns(uid, gid uint32, h hostIDs) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, fmt.Errorf("idmap user namespace: %w", err)
-	}
-	defer r.Close()
-	defer w.Close()
-	proc, err := os.StartProcess("/proc/self/exe", []string{"jail"}, &os.ProcAttr{
-		Env:   []string{stageEnv + "userns"},
-		Files: []*os.File{r, nil, nil},
-		Sys: &syscall.SysProcAttr{
-			Cloneflags:  syscall.CLONE_NEWUSER,
-			UidMappings: []syscall.SysProcIDMap{{ContainerID: int(uid), HostID: int(h.uid), Size: 1}},
-			GidMappings: []syscall.SysProcIDMap{{ContainerID: int(gid), HostID: int(h.gid), Size: 1}},
-			Pdeathsig:   syscall.SIGKILL,
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("idmap user namespace: start holder: %w", err)
-	}
-	ns, err := os.Open(fmt.Sprintf("/proc/%d/ns/user", proc.Pid))
-	w.Close() // the holder exits as soon as it sees EOF
-	if _, werr := proc.Wait(); err == nil && werr != nil {
-		err = werr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("idmap user namespace: %w", err)
-	}
-	return ns, nil
 }

@@ -28,4 +28,10 @@ enum {
  * fd_base.. fd_base+nfds-1. The caller's working directory is / afterwards. */
 int jail_mount_build(struct wire *section, int fd_base, int nfds, struct jerr *e);
 
+/* mount_clone_tree clones the mount tree at path (resolved already, so no
+ * symlink is followed) as a private, nosuid, nodev detached tree,
+ * recursively read-only when ro, idmapped through userns when that is not
+ * -1. It returns the tree's fd. */
+int mount_clone_tree(const char *path, int ro, int userns, struct jerr *e);
+
 #endif

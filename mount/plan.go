@@ -31,17 +31,28 @@ const (
 	bindFromFD   = 4
 )
 
-// Options says who resolves the bind sources.
+// Options says who clones the bind sources, and which host paths no
+// writable bind may reach.
 type Options struct {
-	// CloneInParent is set when the caller is root: the jail then runs as
-	// an unprivileged host uid that may not be able to reach the sources,
-	// so the parent clones each source tree here and hands it over.
-	CloneInParent bool
-	// IDMap, with CloneInParent, returns a user namespace that maps a
-	// writable bind's owner to the jail's host ids. The bind is idmapped
-	// through it: the jail works on the owner's files as its own, and
-	// what it creates there belongs to the owner on the host.
-	IDMap func(uid, gid uint32) (*os.File, error)
+	// Root is set when the caller is root: the jail then runs as an
+	// unprivileged host uid that may not be able to reach the sources, so
+	// the runner, still root, clones each source tree (Trees) and hands it
+	// over. Writable ones are idmapped from their owner to the jail's host
+	// ids: the jail works on the owner's files as its own, and what it
+	// creates there belongs to the owner on the host.
+	Root bool
+	// Protected are host paths a writable bind may neither be nor hold:
+	// jail's own state (the plan cache), which a jail must not rewrite.
+	Protected []string
+}
+
+// Tree is a bind source the runner clones for a root caller.
+type Tree struct {
+	Path     string // canonical
+	ReadOnly bool
+	// IDMap: idmapped from Owner (uid, gid) to the jail's host ids.
+	IDMap    bool
+	UID, GID uint32
 }
 
 // Prepared is the mount part of one run's plan: the ops for the init stage
@@ -50,31 +61,32 @@ type Prepared struct {
 	ops      wire.Writer
 	nops     uint32
 	rootSize uint64
-	// Trees are the detached mount trees the parent cloned, in fd order.
-	Trees  []*os.File
-	idmaps map[[2]uint32]*os.File // by owner uid, gid: user namespaces to idmap through
+	// Trees are the sources the runner clones, in fd order (root callers).
+	Trees []Tree
+	// Deps are the host paths the plan was made from, each as lstat saw
+	// it (nil: absent): the plan stays right while they stay the same.
+	Deps map[string]fs.FileInfo
 }
 
 // Prepare checks the specs against the host and turns them into ops: it
 // orders them parents first, resolves and checks every bind source (a
-// missing one fails the run unless optional), and, for root callers, clones
-// the source trees. On error nothing is left open.
+// missing one fails the run unless optional), and, for root callers, lists
+// the source trees the runner is to clone.
 func Prepare(specs []Spec, opts Options) (_ *Prepared, err error) {
 	specs, err = ordered(specs)
 	if err != nil {
 		return nil, err
 	}
 	p := &Prepared{rootSize: 1 << 20}
-	defer func() {
-		if err != nil {
-			p.Close()
-		}
-	}()
 	r := newResolver(specs)
 	for _, s := range specs {
 		if err := p.add(r, s, opts); err != nil {
 			return nil, err
 		}
+	}
+	p.Deps = make(map[string]fs.FileInfo, len(r.seen))
+	for path, res := range r.seen {
+		p.Deps[path] = res.fi
 	}
 	return p, nil
 }
@@ -87,18 +99,6 @@ func (p *Prepared) Encode(w *wire.Writer) {
 	w.U64(p.rootSize)
 	w.U32(p.nops)
 	w.Raw(p.ops.Data())
-}
-
-// Close releases the cloned trees and idmap namespaces; the init stage
-// holds its own copies of the trees.
-func (p *Prepared) Close() {
-	for _, f := range p.Trees {
-		f.Close()
-	}
-	for _, f := range p.idmaps {
-		f.Close()
-	}
-	p.Trees, p.idmaps = nil, nil
 }
 
 // ordered validates the specs and sorts them parents first (stable), so a
@@ -288,17 +288,19 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 	if !fi.IsDir() {
 		flags |= bindFile
 	}
+	if s.Kind == Bind {
+		if err := protect(canon, opts.Protected); err != nil {
+			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+		}
+	}
 	var fdIndex uint32
-	if opts.CloneInParent {
-		var idmap *os.File
+	if opts.Root {
+		tree := Tree{Path: canon, ReadOnly: s.Kind == ReadOnlyBind}
 		if s.Kind == Bind {
-			if idmap, err = p.ownerMap(fi, opts); err != nil {
+			if tree.UID, tree.GID, err = owner(fi); err != nil {
 				return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
 			}
-		}
-		tree, err := cloneTree(canon, s.Kind == ReadOnlyBind, idmap)
-		if err != nil {
-			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+			tree.IDMap = true
 		}
 		flags |= bindFromFD
 		fdIndex = uint32(len(p.Trees))
@@ -314,34 +316,29 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 	return nil
 }
 
-// ownerMap returns the user namespace a root caller's writable bind is
-// idmapped through: its owner's. A bind owned by root is refused: what the
-// jail wrote there would be root's on the host, and a setuid program it left
-// would run as root for anyone.
-func (p *Prepared) ownerMap(fi fs.FileInfo, opts Options) (*os.File, error) {
+// owner is who a root caller's writable bind is idmapped from. A bind
+// owned by root is refused: what the jail wrote there would be root's on
+// the host, and a setuid program it left would run as root for anyone.
+func owner(fi fs.FileInfo) (uid, gid uint32, err error) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return nil, errors.New("cannot tell who owns the source")
+		return 0, 0, errors.New("cannot tell who owns the source")
 	}
 	if st.Uid == 0 || st.Gid == 0 {
-		return nil, fmt.Errorf("owned by root (uid %d, gid %d): what the jail writes there would be root's on the host; chown it to an unprivileged user, whose files the jail's become", st.Uid, st.Gid)
+		return 0, 0, fmt.Errorf("owned by root (uid %d, gid %d): what the jail writes there would be root's on the host; chown it to an unprivileged user, whose files the jail's become", st.Uid, st.Gid)
 	}
-	key := [2]uint32{st.Uid, st.Gid}
-	if ns, ok := p.idmaps[key]; ok {
-		return ns, nil
+	return st.Uid, st.Gid, nil
+}
+
+// protect refuses a writable bind that is, holds or lies in a protected
+// path.
+func protect(canon string, protected []string) error {
+	for _, p := range protected {
+		if canon == p || under(p, canon) || under(canon, p) || canon == "/" {
+			return fmt.Errorf("would let the jail write %s, jail's own state", p)
+		}
 	}
-	if opts.IDMap == nil {
-		return nil, errors.New("no user namespace to idmap the writable bind through")
-	}
-	ns, err := opts.IDMap(st.Uid, st.Gid)
-	if err != nil {
-		return nil, err
-	}
-	if p.idmaps == nil {
-		p.idmaps = map[[2]uint32]*os.File{}
-	}
-	p.idmaps[key] = ns
-	return ns, nil
+	return nil
 }
 
 // resolver resolves the host paths of one Prepare, remembering each lstat:
@@ -463,41 +460,4 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// cloneTree makes a detached copy of the mount tree at path with the jail's
-// attributes: nosuid, nodev, and read-only all the way down or, for a
-// writable bind with an idmap, idmapped.
-func cloneTree(path string, readOnly bool, idmap *os.File) (*os.File, error) {
-	src, err := unix.Openat2(unix.AT_FDCWD, path, &unix.OpenHow{
-		Flags:   unix.O_PATH | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("open source: %w", err)
-	}
-	defer unix.Close(src)
-	fd, err := unix.OpenTree(src, "", unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_EMPTY_PATH|unix.AT_RECURSIVE)
-	if err != nil {
-		return nil, fmt.Errorf("clone source tree: %w", err)
-	}
-	tree := os.NewFile(uintptr(fd), path)
-	// Private: nothing mounted under the clone reaches the host, nor the
-	// other way round (systemd makes every host mount shared).
-	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV, Propagation: unix.MS_PRIVATE}
-	if readOnly {
-		attr.Attr_set |= unix.MOUNT_ATTR_RDONLY
-	}
-	if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-		tree.Close()
-		return nil, fmt.Errorf("set mount attributes: %w", err)
-	}
-	if !readOnly && idmap != nil {
-		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_IDMAP, Userns_fd: uint64(idmap.Fd())}
-		if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr); err != nil {
-			tree.Close()
-			return nil, fmt.Errorf("idmap the writable bind so files stay the caller's (the filesystem must support idmapped mounts): %w", err)
-		}
-	}
-	return tree, nil
 }

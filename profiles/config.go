@@ -35,7 +35,8 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 	c := jail.Config{
 		Profile:    p.Name,
 		Argv:       slices.Clone(argv),
-		Env:        p.environ(hostEnv),
+		Env:        p.setEnv(),
+		KeepEnv:    p.keptEnv(),
 		Dir:        p.Cwd,
 		Hostname:   p.Hostname,
 		NewSession: p.NewSession,
@@ -54,21 +55,25 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 	return c, nil
 }
 
-// environ is the command's whole environment, sorted for a deterministic
-// Config: the kept host variables that are set, then env.set, which wins.
-func (p *Profile) environ(hostEnv []string) []string {
-	vars := map[string]string{}
-	for _, k := range p.Env.Keep {
-		if v, ok := lookupEnv(hostEnv, k); ok {
-			vars[k] = v
-		}
-	}
-	maps.Copy(vars, p.Env.Set)
-	env := make([]string, 0, len(vars))
-	for _, k := range slices.Sorted(maps.Keys(vars)) {
-		env = append(env, k+"="+vars[k])
+// setEnv is env.set as KEY=value, sorted for a deterministic Config.
+func (p *Profile) setEnv() []string {
+	env := make([]string, 0, len(p.Env.Set))
+	for _, k := range slices.Sorted(maps.Keys(p.Env.Set)) {
+		env = append(env, k+"="+p.Env.Set[k])
 	}
 	return env
+}
+
+// keptEnv is env.keep without the names env.set gives a value (it wins);
+// the jail reads the host's values when it starts.
+func (p *Profile) keptEnv() []string {
+	var keep []string
+	for _, k := range p.Env.Keep {
+		if _, set := p.Env.Set[k]; !set {
+			keep = append(keep, k)
+		}
+	}
+	return keep
 }
 
 // lookupEnv finds key in a KEY=value list; the last entry wins, as it does

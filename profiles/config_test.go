@@ -93,12 +93,16 @@ A = "first"
 	c := mustConfig(t, p, []string{"env"}, append(hostEnv, "TERM=screen"))
 	want := []string{
 		"A=first", "HOME=/tmp", "LANG=C.UTF-8",
-		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin", // set wins over keep
-		"TERM=screen", // kept; the last of duplicates, as exec does
+		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
 		"ZED=last",
 	}
 	if !slices.Equal(c.Env, want) {
 		t.Errorf("env = %q, want %q", c.Env, want)
+	}
+	// Kept host variables are read when the jail starts; set wins, so
+	// PATH is not among them.
+	if keep := []string{"TERM", "NOT_ON_HOST"}; !slices.Equal(c.KeepEnv, keep) {
+		t.Errorf("keep = %q, want %q", c.KeepEnv, keep)
 	}
 }
 

@@ -29,7 +29,7 @@ func roundTrip(t *testing.T, p *Profile) {
 		t.Fatal(err)
 	}
 	got := reload(t, data)
-	got.Name = p.Name
+	got.Name, got.Files = p.Name, p.Files
 	if !reflect.DeepEqual(got, p) {
 		t.Errorf("round trip changed the profile:\n%+v\nwant:\n%+v\nTOML:\n%s", got, p, data)
 	}

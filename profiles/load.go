@@ -70,7 +70,7 @@ func DefaultSearchPath(env []string) []string {
 // lookup, a relative path from the extending file's directory) and merged.
 // Every problem in every file of the chain is reported at once, as Errors.
 func Load(nameOrPath string, opts Options) (*Profile, error) {
-	f := finder{opts}
+	f := finder{opts: opts, files: map[string]fs.FileInfo{}}
 	src, err := f.find(nameOrPath, nil)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
@@ -81,6 +81,7 @@ func Load(nameOrPath string, opts Options) (*Profile, error) {
 	}
 	p := merge(layers)
 	p.Name = nameOrPath
+	p.Files = f.files
 	if err := p.check(); err != nil {
 		return nil, fmt.Errorf("profile %q: %w", nameOrPath, err)
 	}
@@ -98,7 +99,7 @@ type Entry struct {
 // files in opts.SearchPath and the built-ins. A name found more than once is
 // listed once, as Load would find it.
 func List(opts Options) ([]Entry, error) {
-	entries, err := finder{opts}.entries()
+	entries, err := finder{opts: opts}.entries()
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +125,31 @@ type source struct {
 	decoded func() *layer
 }
 
-// finder looks profiles up.
-type finder struct{ opts Options }
+// finder looks profiles up, and notes every file it read or looked for (nil:
+// absent) in files, if set: the profile depends on them staying so.
+type finder struct {
+	opts  Options
+	files map[string]fs.FileInfo
+}
+
+// read reads a profile file and notes what it depends on: the path as
+// lstat sees it and, through a symlink, the file itself.
+func (f finder) read(path, name string) (source, error) {
+	src, fi, err := readSource(path, name)
+	if f.files != nil {
+		abs, _ := filepath.Abs(path)
+		lfi, lerr := os.Lstat(abs)
+		if lerr == nil || errors.Is(lerr, fs.ErrNotExist) {
+			f.files[abs] = lfi
+		}
+		if err == nil && lfi != nil && lfi.Mode()&fs.ModeSymlink != 0 {
+			if real, rerr := filepath.EvalSymlinks(abs); rerr == nil {
+				f.files[real] = fi
+			}
+		}
+	}
+	return src, err
+}
 
 // isPath says whether a reference is a file path rather than a name.
 func isPath(ref string) bool {
@@ -150,13 +174,13 @@ func checkName(name string) error {
 func (f finder) find(ref string, from *layer) (source, error) {
 	if isPath(ref) {
 		if from == nil || filepath.IsAbs(ref) {
-			return readSource(ref, ref)
+			return f.read(ref, ref)
 		}
 		if from.dir == "" {
 			return source{}, fmt.Errorf("%q: a built-in profile extends only by name", ref)
 		}
 		// Named for problems as the extending file was, so paths read alike.
-		return readSource(filepath.Join(from.dir, ref), filepath.Join(filepath.Dir(from.file), ref))
+		return f.read(filepath.Join(from.dir, ref), filepath.Join(filepath.Dir(from.file), ref))
 	}
 	if err := checkName(ref); err != nil {
 		return source{}, err
@@ -166,7 +190,7 @@ func (f finder) find(ref string, from *layer) (source, error) {
 	}
 	for _, dir := range f.opts.SearchPath {
 		path := filepath.Join(dir, ref+".toml")
-		src, err := readSource(path, path)
+		src, err := f.read(path, path)
 		if errors.Is(err, fs.ErrNotExist) || err == nil && from != nil && src.id == from.id {
 			continue
 		}
@@ -187,37 +211,37 @@ func (f finder) find(ref string, from *layer) (source, error) {
 // readSource reads one profile file, refusing anything too large to be one,
 // and, as ssh does with its configuration, one that someone other than the
 // caller or root owns or can write; problems will call it name.
-func readSource(path, name string) (source, error) {
+func readSource(path, name string) (source, fs.FileInfo, error) {
 	file, err := os.Open(path)
 	if err != nil {
-		return source{}, err
+		return source{}, nil, err
 	}
 	defer file.Close()
-	if err := checkOwner(file, path); err != nil {
-		return source{}, err
+	fi, err := file.Stat()
+	if err != nil {
+		return source{}, nil, fmt.Errorf("read profile: %w", err)
+	}
+	if err := checkOwner(fi, path); err != nil {
+		return source{}, nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
 	if err != nil {
-		return source{}, fmt.Errorf("read profile: %w", err)
+		return source{}, nil, fmt.Errorf("read profile: %w", err)
 	}
 	if len(data) > maxFileSize {
-		return source{}, fmt.Errorf("read profile %s: larger than %d bytes", path, maxFileSize)
+		return source{}, nil, fmt.Errorf("read profile %s: larger than %d bytes", path, maxFileSize)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return source{}, fmt.Errorf("read profile %s: %w", path, err)
+		return source{}, nil, fmt.Errorf("read profile %s: %w", path, err)
 	}
-	return source{file: name, id: abs, dir: filepath.Dir(abs), data: data}, nil
+	return source{file: name, id: abs, dir: filepath.Dir(abs), data: data}, fi, nil
 }
 
 // checkOwner refuses a profile file that belongs to another user, or that
 // group or others may write: either could change a jail's policy behind
 // the caller's back.
-func checkOwner(f *os.File, path string) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("read profile: %w", err)
-	}
+func checkOwner(fi fs.FileInfo, path string) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil

@@ -32,6 +32,7 @@ func mustLoad(t *testing.T, ref string, opts Options) *Profile {
 	if err != nil {
 		t.Fatalf("Load(%q): %v", ref, err)
 	}
+	p.Files = nil // TestLoadFiles checks them; elsewhere they are noise
 	return p
 }
 
@@ -282,5 +283,25 @@ func BenchmarkAgent(b *testing.B) {
 		if _, err := p.Config([]string{"true"}, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestLoadFiles checks that a profile lists what it depends on: the files
+// read, and where a name was looked for and not found.
+func TestLoadFiles(t *testing.T) {
+	first := writeFiles(t, map[string]string{})
+	second := writeFiles(t, map[string]string{"team.toml": "extends = \"default\"\n"})
+	p, err := Load("team", Options{SearchPath: []string{first, second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, ok := p.Files[filepath.Join(first, "team.toml")]; !ok || fi != nil {
+		t.Errorf("the missing candidate in %s is not noted as absent: %v", first, p.Files)
+	}
+	if fi := p.Files[filepath.Join(second, "team.toml")]; fi == nil || !fi.Mode().IsRegular() {
+		t.Errorf("the file read is not noted: %v", p.Files)
+	}
+	if len(p.Files) != 2 {
+		t.Errorf("Files = %v; want just those two (built-ins are no files)", p.Files)
 	}
 }

@@ -82,6 +82,7 @@ dst = "/c"
 			{Type: "dir", Dst: "/c"},
 		},
 	}
+	p.Files = nil
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("merged:\n%+v\nwant:\n%+v", p, want)
 	}

@@ -10,6 +10,7 @@ package profiles
 // share so they cannot drift apart.
 
 import (
+	"io/fs"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -22,11 +23,15 @@ import (
 // name each field's TOML key; Encode and Load implement the format (rlimits
 // and modes have spellings the generic encoder cannot produce).
 type Profile struct {
-	Name        string `toml:"-"` // as it was loaded: a name or a file path
-	Description string `toml:"description"`
-	Hostname    string `toml:"hostname"`
-	Cwd         string `toml:"cwd"`         // the command's working directory in the jail
-	NewSession  bool   `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
+	Name string `toml:"-"` // as it was loaded: a name or a file path
+	// Files are the profile files it came from, and the paths where one
+	// was looked for and not found, as lstat saw them (nil: absent): a
+	// cached plan stays right while they stay the same.
+	Files       map[string]fs.FileInfo `toml:"-"`
+	Description string                 `toml:"description"`
+	Hostname    string                 `toml:"hostname"`
+	Cwd         string                 `toml:"cwd"`         // the command's working directory in the jail
+	NewSession  bool                   `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
 
 	User    User    `toml:"user"`
 	Env     Env     `toml:"env"`

@@ -145,6 +145,7 @@ func condition(cond string) (bool, error) {
 	return false, fmt.Errorf("unknown condition %q", cond)
 }
 
+func TestCache(t *testing.T)     { testscript.Run(t, params("cache")) }
 func TestCLI(t *testing.T)       { testscript.Run(t, params("cli")) }
 func TestIsolation(t *testing.T) { testscript.Run(t, params("isolation")) }
 func TestProcess(t *testing.T)   { testscript.Run(t, params("process")) }

@@ -1,0 +1,595 @@
+/* The runner: jail's own process once a run is planned. It starts the init
+ * stage, gives its user namespace the id maps, sends it the plan, then
+ * waits for the command, passing on signals, enforcing the wall-time limit,
+ * and reports: exit status, one line on stderr, the status record. It is C
+ * that runs before the Go runtime, so a run replayed from the plan cache
+ * never starts Go. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jail/runplan.h"
+#include "jail/stage.h"
+#include "mount/mount.h"
+
+uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, struct jerr *e)
+{
+	struct wire w = {.p = buf, .end = buf + len};
+	memset(p, 0, sizeof *p);
+	if (wire_u32(&w) != RUNPLAN_MAGIC || wire_u32(&w) != RUNPLAN_VERSION)
+		return jerr_set(e, 0, "run plan: not one of this version");
+	p->time_limit_ns = wire_u64(&w);
+	p->flags = wire_u32(&w);
+	p->host_uid = wire_u32(&w);
+	p->host_gid = wire_u32(&w);
+	p->uid = wire_u32(&w);
+	p->gid = wire_u32(&w);
+	p->profile = wire_str(&w);
+	p->profile_hash = wire_str(&w);
+	p->ntrees = wire_u32(&w);
+	if (w.bad || p->ntrees > 4096)
+		return jerr_set(e, 0, "run plan: malformed");
+	p->trees = calloc(p->ntrees ? p->ntrees : 1, sizeof *p->trees);
+	if (!p->trees)
+		return jerr_set(e, ENOMEM, "run plan");
+	for (uint32_t i = 0; i < p->ntrees; i++) {
+		p->trees[i].path = wire_str(&w);
+		p->trees[i].flags = wire_u32(&w);
+		p->trees[i].owner_uid = wire_u32(&w);
+		p->trees[i].owner_gid = wire_u32(&w);
+	}
+	p->mounts = wire_bytes(&w, &p->mounts_len);
+	p->proc_prefix = wire_bytes(&w, &p->proc_prefix_len);
+	p->keep = w;
+	for (int l = 0; l < 2; l++) {
+		if (l == 1)
+			p->set = w;
+		for (uint32_t n = wire_u32(&w); n > 0 && !w.bad; n--)
+			wire_str(&w);
+	}
+	p->rlimits = wire_bytes(&w, &p->rlimits_len);
+	if (w.bad)
+		return jerr_set(e, 0, "run plan: malformed");
+	return 0;
+}
+
+/* A growing buffer for the init stage's plan. */
+struct buf {
+	unsigned char *p;
+	size_t len, cap;
+	int bad;
+};
+
+static void put(struct buf *b, const void *data, size_t n)
+{
+	if (b->bad)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = (b->cap ? b->cap * 2 : 4096) + n;
+		unsigned char *p = realloc(b->p, cap);
+		if (!p) {
+			b->bad = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+}
+
+static void put_u32(struct buf *b, uint32_t v) { put(b, &v, sizeof v); }
+
+/* put_str writes a string as wire.Writer.Str does: length, bytes, NUL. */
+static void put_str(struct buf *b, const char *s, size_t n)
+{
+	put_u32(b, (uint32_t)n);
+	put(b, s, n);
+	put(b, "", 1);
+}
+
+static const char *env_lookup(char **envp, const char *name)
+{
+	size_t n = strlen(name);
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp;
+	return NULL;
+}
+
+/* set_names_has reports whether env.set names the variable name. */
+static int set_has(struct wire set, const char *name)
+{
+	size_t n = strlen(name);
+	for (uint32_t c = wire_u32(&set); c > 0 && !set.bad; c--) {
+		const char *kv = wire_str(&set);
+		if (strncmp(kv, name, n) == 0 && kv[n] == '=')
+			return 1;
+	}
+	return 0;
+}
+
+/* put_env writes the command's environment: the kept host variables that
+ * are set, then the profile's own; nothing else of the host's. */
+static void put_env(struct buf *b, const struct run_plan *p, char **environ_)
+{
+	struct wire keep = p->keep, set = p->set;
+	const char *kept[1024];
+	uint32_t nkept = 0;
+	for (uint32_t c = wire_u32(&keep); c > 0 && !keep.bad; c--) {
+		const char *name = wire_str(&keep);
+		const char *kv = env_lookup(environ_, name);
+		if (kv && !set_has(p->set, name) && nkept < 1024)
+			kept[nkept++] = kv;
+	}
+	uint32_t nset = wire_u32(&set);
+	put_u32(b, nkept + nset);
+	for (uint32_t i = 0; i < nkept; i++)
+		put_str(b, kept[i], strlen(kept[i]));
+	for (uint32_t i = 0; i < nset && !set.bad; i++) {
+		size_t n;
+		const char *kv = wire_bytes(&set, &n);
+		put_str(b, kv, n);
+	}
+}
+
+/* init_plan is the plan the init stage reads (init.c): framed, header,
+ * mount section, process section with this run's command. */
+static struct buf init_plan(const struct run_plan *p, char **argv, char **environ_)
+{
+	struct buf b = {0};
+	put_u32(&b, 0); /* the frame: the length, filled in below */
+	put_u32(&b, PLAN_MAGIC);
+	put_u32(&b, PLAN_VERSION);
+	put_u32(&b, p->ntrees);
+	put_u32(&b, 1);
+	put_str(&b, p->mounts, p->mounts_len);
+	put_u32(&b, 2);
+	size_t section = b.len;
+	put_u32(&b, 0);
+	put(&b, p->proc_prefix, p->proc_prefix_len);
+	uint32_t argc = 0;
+	while (argv[argc])
+		argc++;
+	put_u32(&b, argc);
+	for (uint32_t i = 0; i < argc; i++)
+		put_str(&b, argv[i], strlen(argv[i]));
+	put_env(&b, p, environ_);
+	put(&b, p->rlimits, p->rlimits_len);
+	mode_t um = umask(022);
+	umask(um);
+	put_u32(&b, (uint32_t)um);
+	if (!b.bad) {
+		uint32_t n = (uint32_t)(b.len - section - 4);
+		memcpy(b.p + section, &n, sizeof n);
+		put(&b, "", 1);
+		n = (uint32_t)(b.len - 4);
+		memcpy(b.p, &n, sizeof n);
+	}
+	return b;
+}
+
+/* The run as it went, for the exit status, the stderr line and the record. */
+struct outcome {
+	int have_status, exited, code; /* from PID 1's status record */
+	int timed_out;
+	char err[1100];                /* the init stage's error line */
+	uint64_t setup_ns, wall_ns;
+	struct rusage ru;
+};
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(f, "\\%c", *c);
+		else if (*c < 0x20 || *c == 0x7f)
+			fprintf(f, "\\u%04x", *c);
+		else if (*c < 0x80)
+			fputc(*c, f);
+		else {
+			/* Only well-formed UTF-8 goes through as is. */
+			int n = (*c & 0xe0) == 0xc0 ? 1 : (*c & 0xf0) == 0xe0 ? 2 : (*c & 0xf8) == 0xf0 ? 3 : -1;
+			int ok = n > 0;
+			for (int i = 1; ok && i <= n; i++)
+				ok = (c[i] & 0xc0) == 0x80;
+			if (!ok) {
+				fputs("\\ufffd", f);
+				continue;
+			}
+			fwrite(c, 1, (size_t)n + 1, f);
+			c += n;
+		}
+	}
+	fputc('"', f);
+}
+
+static double ms(uint64_t ns) { return (double)(ns / 1000) / 1000.0; }
+static double tv_ms(struct timeval tv) { return (double)tv.tv_sec * 1000.0 + (double)tv.tv_usec / 1000.0; }
+
+/* write_status writes the --status-json record, as status.go's Status. */
+static void write_status(int fd, const struct run_plan *p, const struct outcome *o, int code, int sig, const char *err)
+{
+	FILE *f = fdopen(fd, "w");
+	if (!f)
+		return;
+	fprintf(f, "{\"version\":1,\"exit_code\":%d,\"signal\":%d,", code, sig);
+	const char *abbrev = sig ? sigabbrev_np(sig) : NULL;
+	if (abbrev)
+		fprintf(f, "\"signal_name\":\"SIG%s\",", abbrev);
+	fprintf(f, "\"timed_out\":%s,\"wall_ms\":%.3f,\"setup_ms\":%.3f,\"cpu_user_ms\":%.3f,\"cpu_system_ms\":%.3f,",
+		o->timed_out ? "true" : "false", ms(o->wall_ns), ms(o->setup_ns), tv_ms(o->ru.ru_utime), tv_ms(o->ru.ru_stime));
+	fprintf(f, "\"plan_cached\":%s,\"profile\":", p->cached ? "true" : "false");
+	json_str(f, p->profile);
+	fputs(",\"profile_hash\":", f);
+	json_str(f, p->profile_hash);
+	if (err && *err) {
+		fputs(",\"error\":", f);
+		json_str(f, err);
+	}
+	fputs("}\n", f);
+	fclose(f);
+}
+
+/* status_arg is --status-json's value in jail's own arguments, or "". */
+static const char *status_arg(char **argv)
+{
+	const char *to = "";
+	for (char **a = argv + 1; *a && strcmp(*a, "--") != 0; a++) {
+		if ((strcmp(*a, "--status-json") == 0 || strcmp(*a, "-status-json") == 0) && a[1] && strcmp(a[1], "--") != 0)
+			to = *++a;
+		else if (strncmp(*a, "--status-json=", 14) == 0)
+			to = *a + 14;
+		else if (strncmp(*a, "-status-json=", 13) == 0)
+			to = *a + 13;
+	}
+	return to;
+}
+
+/* open_status opens where the record goes: a path (never through a
+ * symlink: one planted in a workspace must not redirect it) or fd:N. */
+static int open_status(const char *to, struct jerr *e)
+{
+	if (!*to)
+		return -1;
+	if (strncmp(to, "fd:", 3) == 0) {
+		char *end;
+		long fd = strtol(to + 3, &end, 10);
+		if (*end || end == to + 3 || fd < 1 || fd > 1 << 20 || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
+			return jerr_set(e, EBADF, "--status-json %s", to), -2;
+		return (int)fd;
+	}
+	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return jerr_set(e, errno, "--status-json: open %s", to), -2;
+	return fd;
+}
+
+/* finish reports the run and ends jail with the command's status, or its
+ * own: 125 when the jail could not be built, 126/127 when the command could
+ * not be exec'd, 128+N when it died of signal N. */
+static void finish(const struct run_plan *p, int status_fd, const struct outcome *o, const char *jail_err)
+	__attribute__((noreturn));
+
+static void finish(const struct run_plan *p, int status_fd, const struct outcome *o, const char *jail_err)
+{
+	int code, sig = 0;
+	const char *err = NULL, *line = NULL;
+	if (jail_err) {
+		code = 125;
+		err = line = jail_err;
+	} else if (o->err[0] == JERR_SETUP || (!o->have_status && !o->timed_out)) {
+		code = 125;
+		err = line = o->err[0] ? o->err + 1 : "the jail's init stage died without a status (killed from outside?)";
+	} else if (!o->have_status) {
+		sig = SIGKILL;
+		code = 128 + sig;
+	} else if (o->exited) {
+		code = o->code;
+	} else {
+		sig = o->code;
+		code = 128 + sig;
+	}
+	if (!jail_err && (o->err[0] == JERR_NOTFOUND || o->err[0] == JERR_NOEXEC)) {
+		code = o->err[0] == JERR_NOTFOUND ? 127 : 126;
+		err = line = o->err + 1;
+	}
+	if (!line && o->timed_out)
+		line = "killed: time limit exceeded";
+	if (status_fd >= 0)
+		write_status(status_fd, p, o, code, sig, err);
+	if (line)
+		dprintf(2, "jail: %s\n", line);
+	_exit(code);
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, s, strlen(s));
+	int err = errno;
+	close(fd);
+	errno = err;
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* write_maps gives the init stage's user namespace its one uid and gid: the
+ * command's inside, the caller's (or, for root, the unprivileged host ids)
+ * outside. Only this process may: an unprivileged one maps just itself. */
+static int write_maps(pid_t pid, const struct run_plan *p, struct jerr *e)
+{
+	char path[64], map[64];
+	unsigned host_uid = p->flags & RUN_ROOT ? p->host_uid : (unsigned)geteuid();
+	unsigned host_gid = p->flags & RUN_ROOT ? p->host_gid : (unsigned)getegid();
+	if (!(p->flags & RUN_ROOT)) {
+		/* An unprivileged gid map needs setgroups denied for good. */
+		snprintf(path, sizeof path, "/proc/%d/setgroups", pid);
+		if (write_file(path, "deny") < 0)
+			return jerr_set(e, errno, "write the jail's setgroups");
+	}
+	snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
+	snprintf(map, sizeof map, "%u %u 1\n", p->uid, host_uid);
+	if (write_file(path, map) < 0)
+		return jerr_set(e, errno, "write the jail's uid_map");
+	snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
+	snprintf(map, sizeof map, "%u %u 1\n", p->gid, host_gid);
+	if (write_file(path, map) < 0)
+		return jerr_set(e, errno, "write the jail's gid_map");
+	return 0;
+}
+
+/* make_trees clones, for a root caller, the bind sources the jail's
+ * unprivileged uid may not reach, with their attributes set: read-only,
+ * or idmapped from their owner. */
+static int make_trees(const struct run_plan *p, int *fds, struct jerr *e)
+{
+	for (uint32_t i = 0; i < p->ntrees; i++) {
+		const struct run_tree *t = &p->trees[i];
+		int userns = -1;
+		if (t->flags & TREE_IDMAP) {
+			userns = idmap_userns(t->owner_uid, t->owner_gid, p->host_uid, p->host_gid, e);
+			if (userns < 0)
+				return -1;
+		}
+		fds[i] = mount_clone_tree(t->path, t->flags & TREE_RO, userns, e);
+		if (userns >= 0)
+			close(userns);
+		if (fds[i] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* spawn starts the init stage with the fds stage.h lays out. */
+static pid_t spawn(const int *fds, int nfds)
+{
+	/* Above every target number first, so no dup2 below clobbers one. */
+	int high[4096 + 8];
+	for (int i = 0; i < nfds; i++)
+		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + nfds)) < 0)
+			return -1;
+	static char *const argv[] = {"jail", NULL};
+	static char *const envp[] = {JAIL_STAGE_ENV "init", NULL};
+	pid_t pid = vfork();
+	if (pid == 0) {
+		for (int i = 0; i < nfds; i++)
+			if (dup2(high[i], 3 + i) < 0)
+				_exit(125);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		setsid();
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		execve("/proc/self/exe", argv, envp);
+		_exit(125);
+	}
+	for (int i = 0; i < nfds; i++)
+		close(high[i]);
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* Fds of the runner's own ends. */
+enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_N };
+
+void runner_main(const struct run_plan *p, char **jail_argv, uint64_t started)
+{
+	extern char **environ;
+	struct jerr e = {0};
+	struct outcome o = {0};
+	char **argv = jail_argv + 1;
+	while (*argv && strcmp(*argv, "--") != 0)
+		argv++;
+	argv++; /* the command: the callers checked there is one */
+	int status_fd = open_status(status_arg(jail_argv), &e);
+	if (status_fd == -2) {
+		/* Nowhere to write the record: say so and stop. */
+		dprintf(2, "jail: %s\n", e.msg);
+		_exit(125);
+	}
+	/* The signals jail passes on to the command, and SIGPIPE, so a dead
+	 * init stage is an EPIPE rather than jail's death. */
+	sigset_t fwd;
+	sigemptyset(&fwd);
+	sigaddset(&fwd, SIGINT);
+	sigaddset(&fwd, SIGTERM);
+	sigaddset(&fwd, SIGHUP);
+	sigaddset(&fwd, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &fwd, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int child_fds[4 + 4096], own[P_N];
+	int pl[2], er[2], st[2], sy[2];
+	if (pipe2(pl, O_CLOEXEC) || pipe2(er, O_CLOEXEC) || pipe2(st, O_CLOEXEC) || pipe2(sy, O_CLOEXEC)) {
+		jerr_set(&e, errno, "pipe");
+		finish(p, status_fd, &o, e.msg);
+	}
+	child_fds[0] = pl[0], child_fds[1] = er[1], child_fds[2] = st[1], child_fds[3] = sy[1];
+	if ((p->flags & RUN_ROOT) && make_trees(p, child_fds + 4, &e) < 0)
+		finish(p, status_fd, &o, e.msg);
+	struct buf plan = init_plan(p, argv, environ);
+	if (plan.bad) {
+		jerr_set(&e, ENOMEM, "plan");
+		finish(p, status_fd, &o, e.msg);
+	}
+	pid_t stage = spawn(child_fds, 4 + (int)p->ntrees);
+	if (stage < 0) {
+		jerr_set(&e, errno, "start the init stage");
+		finish(p, status_fd, &o, e.msg);
+	}
+	for (int i = 0; i < 4 + (int)p->ntrees; i++)
+		close(child_fds[i]);
+
+	/* The user namespace exists once the init stage says 'U'. */
+	char u = 0;
+	ssize_t n;
+	while ((n = read(sy[0], &u, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1 || u != 'U' || write_maps(stage, p, &e) < 0) {
+		if (n != 1 || u != 'U') {
+			close(pl[1]);
+			n = read(er[0], o.err, sizeof o.err - 1);
+			o.err[n > 0 ? n : 0] = 0;
+			o.err[strcspn(o.err, "\n")] = 0;
+			if (!o.err[0])
+				jerr_set(&e, 0, "the init stage died before it could create the user namespace");
+		}
+		kill(stage, SIGKILL);
+		reap(stage);
+		finish(p, status_fd, &o, e.msg[0] ? e.msg : o.err[0] == JERR_SETUP ? o.err + 1 : NULL);
+	}
+
+	own[P_PLAN] = pl[1], own[P_ERRS] = er[0], own[P_STATUS] = st[0], own[P_SYNC] = sy[0];
+	own[P_SIG] = signalfd(-1, &fwd, SFD_CLOEXEC);
+	own[P_TIMER] = -1;
+	if (p->time_limit_ns) {
+		own[P_TIMER] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+		uint64_t at = started + p->time_limit_ns;
+		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u)}};
+		timerfd_settime(own[P_TIMER], TFD_TIMER_ABSTIME, &its, NULL);
+	}
+	fcntl(pl[1], F_SETFL, O_NONBLOCK);
+
+	size_t sent = 0, errlen = 0;
+	pid_t pid1 = 0;
+	unsigned char pidbuf[4];
+	size_t pidlen = 0;
+	int pending = 0, stage_gone = 0;
+	for (;;) {
+		struct pollfd fds[P_N];
+		for (int i = 0; i < P_N; i++)
+			fds[i] = (struct pollfd){.fd = own[i], .events = POLLIN};
+		fds[P_PLAN].events = POLLOUT;
+		if (sent == plan.len)
+			fds[P_PLAN].fd = -1;
+		if (own[P_STATUS] < 0 && own[P_ERRS] < 0 && (pid1 || stage_gone))
+			break;
+		if (poll(fds, P_N, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (fds[P_PLAN].revents) {
+			n = write(pl[1], plan.p + sent, plan.len - sent);
+			if (n > 0)
+				sent += (size_t)n;
+			else if (errno != EAGAIN)
+				sent = plan.len; /* the init stage is gone; it says why below */
+		}
+		if (fds[P_SYNC].revents) {
+			n = read(sy[0], pidbuf + pidlen, sizeof pidbuf - pidlen);
+			if (n > 0 && (pidlen += (size_t)n) == sizeof pidbuf) {
+				uint32_t v;
+				memcpy(&v, pidbuf, sizeof v);
+				pid1 = (pid_t)v;
+				if (pending)
+					kill(pid1, pending);
+			}
+			if (n <= 0 || pid1) {
+				close(sy[0]);
+				own[P_SYNC] = -1;
+				reap(stage);
+				stage_gone = 1;
+			}
+		}
+		if (fds[P_ERRS].revents) {
+			n = read(er[0], o.err + errlen, sizeof o.err - 1 - errlen);
+			if (n > 0) {
+				errlen += (size_t)n;
+			} else {
+				o.err[errlen] = 0;
+				o.err[strcspn(o.err, "\n")] = 0;
+				o.setup_ns = monotonic_ns() - started;
+				close(er[0]);
+				own[P_ERRS] = -1;
+			}
+		}
+		if (fds[P_STATUS].revents) {
+			struct status_record rec;
+			n = read(st[0], &rec, sizeof rec);
+			if (n == sizeof rec && rec.magic == PLAN_MAGIC) {
+				o.have_status = 1;
+				o.exited = rec.exited;
+				o.code = rec.code;
+			} else if (n <= 0) {
+				close(st[0]);
+				own[P_STATUS] = -1;
+			}
+		}
+		if (fds[P_SIG].revents) {
+			struct signalfd_siginfo si;
+			if (read(own[P_SIG], &si, sizeof si) == sizeof si) {
+				if (pid1)
+					kill(pid1, (int)si.ssi_signo);
+				else
+					pending = (int)si.ssi_signo;
+			}
+		}
+		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {
+			/* PID 1 dies, and the kernel kills the whole pid
+			 * namespace with it: daemons and grandchildren too. */
+			o.timed_out = 1;
+			kill(pid1 ? pid1 : stage, SIGKILL);
+			close(own[P_TIMER]);
+			own[P_TIMER] = -1;
+		}
+	}
+	if (!stage_gone)
+		reap(stage);
+	if (pid1)
+		while (wait4(pid1, NULL, 0, &o.ru) < 0 && errno == EINTR)
+			;
+	o.wall_ns = monotonic_ns() - started;
+	if (!o.setup_ns)
+		o.setup_ns = o.wall_ns;
+	finish(p, status_fd, &o, NULL);
+}
