@@ -14,7 +14,7 @@ FUZZTIME ?= 20s
 
 export CGO_ENABLED := 1
 
-.PHONY: all build test unit scripts fuzz demo bench lint deps clean
+.PHONY: all build test testdeps fuzz demo bench lint deps clean
 
 all: build
 
@@ -34,9 +34,16 @@ build: deps
 # The suite: unit tests, then the testscripts, which run the real binary
 # in real jails, as root and as an unprivileged user they create, then a
 # short bounded fuzz of the profile parser.
-test: build
-	$(GO) test -count=1 -tags '$(TAGS)' ./...
+test: build testdeps
+	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -tags '$(TAGS)' ./...
 	$(MAKE) --no-print-directory fuzz
+
+# A few attack scripts are written in Python (raw keyctl, sockets).
+testdeps:
+	@command -v python3 >/dev/null 2>&1 || { \
+		echo "installing python3 for the test scripts"; \
+		$(SUDO) apt-get install -y -qq python3 >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3; }; }
 
 fuzz: deps
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./profiles
