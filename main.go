@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -75,8 +74,8 @@ func (e *exitStatus) Error() string { return e.msg }
 // never parsed as flags or subcommands (urfave/cli would take a command
 // named "profiles" for ours).
 func splitCommand(argv []string) (args, command []string) {
-	for i, a := range argv {
-		if a == "--" {
+	for i := 1; i < len(argv); i++ {
+		if argv[i] == "--" {
 			return argv[:i], argv[i+1:]
 		}
 	}
@@ -237,7 +236,7 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 		return &exitStatus{code: exitJail, msg: "no command: give it after -- (jail -p PROFILE -- CMD...)"}
 	}
 	statusTo := c.String("status-json")
-	cacheDir := plancache.Dir(os.Environ())
+	cacheDir := plancache.Dir()
 	p, err := loadProfile(c, c.String("profile"))
 	var cfg jail.Config
 	if err == nil {
@@ -246,17 +245,17 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 	var plan *jail.Plan
 	if err == nil {
 		cfg.ProfileHash = p.Hash()
-		plan, err = jail.NewPlan(cfg, jail.PlanOptions{Protected: protected(cacheDir)})
+		plan, err = jail.NewPlan(cfg, jail.PlanOptions{Protected: []string{plancache.Protected()}})
 	}
 	if err == nil {
 		// Cached for the next identical invocation, which then runs
 		// without starting Go; a cache that cannot be written only
 		// costs speed.
 		args, _ := splitCommand(os.Args)
-		if key, kerr := plancache.Key(args[1:], os.Environ()); kerr == nil {
+		if key, ok, kerr := plancache.Key(args, os.Environ()); ok && kerr == nil {
 			plancache.Store(cacheDir, key, deps(p, plan), plan.Data)
 		}
-		err = plan.Exec(os.Args, started) // returns only if it fails
+		err = plan.Exec(os.Args, statusTo, started) // returns only if it fails
 	}
 	if statusTo != "" {
 		var cfgp *jail.Config
@@ -269,15 +268,6 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 		}
 	}
 	return err
-}
-
-// protected are the host paths no writable bind may reach: the plan cache,
-// whose entries decide what later jails may do.
-func protected(cacheDir string) []string {
-	if cacheDir == "" {
-		return nil
-	}
-	return []string{filepath.Dir(cacheDir)}
 }
 
 // deps are every host path a run's plan was made from: the profile files

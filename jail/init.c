@@ -226,6 +226,18 @@ static int jail_init(void)
 		jerr_set(&e, errno, "make the init stage non-dumpable");
 		goto fail;
 	}
+	/* The signals PID 1 passes on are blocked before it exists, so one
+	 * that jail forwards while the jail is being built waits, pending,
+	 * instead of being dropped (a pid namespace's init ignores signals
+	 * it has no handler for). */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	/* PID 1 of a new pid namespace, made a child of jail itself
 	 * (CLONE_PARENT): jail waits for it directly, and this process,
 	 * its work done, tells jail the pid and goes. */
@@ -266,16 +278,8 @@ static int jail_init(void)
 		goto fail;
 	}
 
-	/* Signals PID 1 handles are blocked from before the fork, so none
-	 * is lost; the command unblocks them. */
-	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/* Those signals stay blocked in PID 1 for its signalfd; the command
+	 * unblocks them. */
 	/* vfork: PID 1 waits, suspended, until the command has exec'd, and
 	 * neither copies the other's pages (command_exec never returns and
 	 * touches nothing PID 1 relies on). */
@@ -306,32 +310,45 @@ static char **command_after(char **argv)
 }
 
 /* run_stage is the runner for a run planned by the Go side (jail.Plan's
- * Exec): the plan is in the memfd _JAIL_RUNPLAN names. */
+ * Exec): the plan is in a sealed memfd, whose fd _JAIL_RUNPLAN names,
+ * after the start time and where the status record goes. */
 static void run_stage(char **argv)
 {
-	const char *fdv = getenv("_JAIL_RUNPLAN"), *startv = getenv("_JAIL_STARTED");
+	const char *fdv = getenv("_JAIL_RUNPLAN");
 	char **cmd = command_after(argv);
 	int fd = fdv ? atoi(fdv) : -1;
-	uint64_t started = startv ? strtoull(startv, NULL, 10) : monotonic_ns();
 	struct stat st;
 	struct jerr e = {0};
 	struct run_plan plan;
 	unsigned char *buf = NULL;
-	if (!cmd || fd < 3 || fstat(fd, &st) < 0 || st.st_size <= 0 || !(buf = malloc((size_t)st.st_size)) ||
+	/* Sealed against writes: the Go side's own memfd, not some fd. */
+	if (!cmd || fd < 3 || fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > (64 << 20) ||
+	    !(fcntl(fd, F_GET_SEALS) & F_SEAL_WRITE) || !(buf = malloc((size_t)st.st_size)) ||
 	    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
 		dprintf(2, "jail: the runner got no plan\n");
 		_exit(125);
 	}
 	close(fd);
-	/* Nothing of the stage variables reaches the jail. */
 	unsetenv("_JAIL_STAGE");
 	unsetenv("_JAIL_RUNPLAN");
-	unsetenv("_JAIL_STARTED");
-	if (runplan_decode(buf, (size_t)st.st_size, &plan, &e) < 0) {
-		dprintf(2, "jail: %s\n", e.msg);
+	struct wire w = {.p = buf, .end = buf + st.st_size};
+	uint32_t magic = wire_u32(&w);
+	uint64_t started = wire_u64(&w);
+	const char *status_to = wire_str(&w);
+	size_t len;
+	const unsigned char *rp = (const unsigned char *)wire_bytes(&w, &len);
+	if (w.bad || magic != HANDOFF_MAGIC || runplan_decode(rp, len, &plan, &e) < 0) {
+		dprintf(2, "jail: %s\n", e.msg[0] ? e.msg : "the runner got a malformed plan");
 		_exit(125);
 	}
-	runner_main(&plan, argv, started);
+	runner_main(&plan, cmd, status_to, started);
+}
+
+/* status_flag notes --status-json's value, the last one, as Go would. */
+static void status_flag(void *ctx, const char *name, size_t n, const char *value)
+{
+	if (n == 11 && strncmp(name, "status-json", n) == 0)
+		*(const char **)ctx = value;
 }
 
 /* A constructor runs before main and before the Go runtime. Started by
@@ -351,9 +368,10 @@ __attribute__((constructor)) static void jail_stage_entry(int argc, char **argv,
 		unsigned char *plan = cmd ? plancache_load(argv, &len) : NULL;
 		struct run_plan p;
 		struct jerr e = {0};
-		if (plan && runplan_decode(plan, len, &p, &e) == 0) {
+		const char *status_to = "";
+		if (plan && runplan_decode(plan, len, &p, &e) == 0 && plancache_args(argv, status_flag, &status_to) == 0) {
 			p.cached = 1;
-			runner_main(&p, argv, started);
+			runner_main(&p, cmd, status_to, started);
 		}
 		return;
 	}

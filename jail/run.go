@@ -7,43 +7,73 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"jail/internal/wire"
 )
 
 // The runner's stage variables (init.c reads them).
 const (
-	stageRunEnv   = "_JAIL_STAGE=run"
-	runPlanFDEnv  = "_JAIL_RUNPLAN="
-	startedEnvVar = "_JAIL_STARTED="
+	stageRunEnv  = "_JAIL_STAGE=run"
+	runPlanFDEnv = "_JAIL_RUNPLAN="
+	handoffMagic = 0x464d524a // "JRMF"
 )
 
 // Exec hands the run over to the runner, in this very process: the jail
 // binary is executed again, and the runner, C that runs before the Go
 // runtime, starts and watches the jail; this process's pid, stdio and
 // signals stay the caller's. args are jail's own arguments (the command
-// follows "--"). It returns only if the exec fails.
-func (p *Plan) Exec(args []string, started time.Time) error {
-	fd, err := p.memfd()
+// follows "--"), statusTo where the status record goes. It returns only if
+// the exec fails.
+func (p *Plan) Exec(args []string, statusTo string, started time.Time) error {
+	fd, err := p.memfd(statusTo, started)
 	if err != nil {
 		return err
 	}
-	env := append(os.Environ(), stageRunEnv, runPlanFDEnv+strconv.Itoa(fd), startedEnvVar+monotonic(started))
+	env := append(callerEnv(), stageRunEnv, runPlanFDEnv+strconv.Itoa(fd))
 	err = syscall.Exec("/proc/self/exe", args, env)
 	unix.Close(fd)
 	return fmt.Errorf("start the runner: %w", err)
 }
 
-// memfd puts the plan in an in-memory file the runner reads at start.
-func (p *Plan) memfd() (int, error) {
-	fd, err := unix.MemfdCreate("jail-plan", 0)
-	if err != nil {
-		return -1, fmt.Errorf("plan memfd: %w", err)
+// callerEnv is jail's environment without any stage variable of jail's own
+// a caller may have set: only the ones added here reach the runner.
+func callerEnv() []string {
+	env := os.Environ()
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "_JAIL_") {
+			out = append(out, kv)
+		}
 	}
-	if _, err := unix.Pwrite(fd, p.Data, 0); err != nil {
-		unix.Close(fd)
+	return out
+}
+
+// memfd puts the hand-over in an in-memory file, sealed so the runner
+// knows it for the Go side's own: when jail started, where the status
+// record goes, the plan.
+func (p *Plan) memfd(statusTo string, started time.Time) (int, error) {
+	var w wire.Writer
+	w.Grow(len(p.Data) + len(statusTo) + 32)
+	w.U32(handoffMagic)
+	w.U64(monotonic(started))
+	w.Str(statusTo)
+	w.Bytes(p.Data)
+	fd, err := unix.MemfdCreate("jail-plan", unix.MFD_ALLOW_SEALING)
+	if err == nil {
+		_, err = unix.Pwrite(fd, w.Data(), 0)
+		if err == nil {
+			_, err = unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_WRITE|unix.F_SEAL_GROW|unix.F_SEAL_SHRINK)
+		}
+		if err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
 		return -1, fmt.Errorf("plan memfd: %w", err)
 	}
 	return fd, nil
@@ -51,11 +81,10 @@ func (p *Plan) memfd() (int, error) {
 
 // monotonic is t on CLOCK_MONOTONIC, in nanoseconds, as the runner reads
 // the start time: time.Time hides its monotonic reading.
-func monotonic(t time.Time) string {
+func monotonic(t time.Time) uint64 {
 	var ts unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
-	now := ts.Nano() - int64(time.Since(t))
-	return strconv.FormatInt(now, 10)
+	return uint64(ts.Nano() - int64(time.Since(t)))
 }
 
 // Run runs cfg.Argv in a fresh jail as a child of this process and waits:
@@ -72,18 +101,18 @@ func Run(cfg Config, started time.Time) (*Result, error) {
 		w.Close()
 		return nil, err
 	}
-	fd, err := plan.memfd()
+	fd, err := plan.memfd("fd:3", started)
 	if err != nil {
 		w.Close()
 		return nil, err
 	}
 	runPlan := os.NewFile(uintptr(fd), "jail-plan")
 	defer runPlan.Close()
-	cmd := exec.Command("/proc/self/exe", append([]string{"--status-json", "fd:3", "--"}, cfg.Argv...)...)
+	cmd := exec.Command("/proc/self/exe", append([]string{"--"}, cfg.Argv...)...)
 	cmd.Args[0] = "jail"
 	cmd.Stdin, cmd.Stdout = os.Stdin, os.Stdout
 	cmd.ExtraFiles = []*os.File{w, runPlan} // fds 3 and 4
-	cmd.Env = append(os.Environ(), stageRunEnv, runPlanFDEnv+"4", startedEnvVar+monotonic(started))
+	cmd.Env = append(callerEnv(), stageRunEnv, runPlanFDEnv+"4")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err = cmd.Start()

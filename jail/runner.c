@@ -58,6 +58,9 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 		p->trees[i].owner_uid = wire_u32(&w);
 		p->trees[i].owner_gid = wire_u32(&w);
 	}
+	if (!w.bad && ((p->ntrees && !(p->flags & RUN_ROOT)) ||
+		       ((p->flags & RUN_ROOT) && (p->host_uid == 0 || p->host_gid == 0))))
+		return jerr_set(e, 0, "run plan: inconsistent (trees or host root)");
 	p->mounts = wire_bytes(&w, &p->mounts_len);
 	p->proc_prefix = wire_bytes(&w, &p->proc_prefix_len);
 	p->keep = w;
@@ -252,37 +255,35 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 	fclose(f);
 }
 
-/* status_arg is --status-json's value in jail's own arguments, or "". */
-static const char *status_arg(char **argv)
-{
-	const char *to = "";
-	for (char **a = argv + 1; *a && strcmp(*a, "--") != 0; a++) {
-		if ((strcmp(*a, "--status-json") == 0 || strcmp(*a, "-status-json") == 0) && a[1] && strcmp(a[1], "--") != 0)
-			to = *++a;
-		else if (strncmp(*a, "--status-json=", 14) == 0)
-			to = *a + 14;
-		else if (strncmp(*a, "-status-json=", 13) == 0)
-			to = *a + 13;
-	}
-	return to;
-}
-
-/* open_status opens where the record goes: a path (never through a
- * symlink: one planted in a workspace must not redirect it) or fd:N. */
+/* open_status opens where the record goes: fd:N (a copy above 2, so the
+ * command's stdio stay as they are), or a path, never through a symlink
+ * nor into a FIFO or device (one planted in a workspace must neither
+ * redirect the record nor stall jail). It returns -1 for none, -2 on error. */
 static int open_status(const char *to, struct jerr *e)
 {
-	if (!*to)
+	if (!to || !*to)
 		return -1;
 	if (strncmp(to, "fd:", 3) == 0) {
 		char *end;
-		long fd = strtol(to + 3, &end, 10);
-		if (*end || end == to + 3 || fd < 1 || fd > 1 << 20 || fcntl((int)fd, F_SETFD, FD_CLOEXEC) < 0)
-			return jerr_set(e, EBADF, "--status-json %s", to), -2;
-		return (int)fd;
+		long n = strtol(to + 3, &end, 10);
+		int fd = (*end || end == to + 3 || n < 0 || n > 1 << 20) ? -1 : fcntl((int)n, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0) {
+			jerr_set(e, EBADF, "--status-json %s", to);
+			return -2;
+		}
+		return fd;
 	}
-	int fd = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return jerr_set(e, errno, "--status-json: open %s", to), -2;
+	int fd = open(to, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0644);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) < 0)) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	if (fd < 0) {
+		jerr_set(e, errno, "--status-json %s: open a regular file", to);
+		return -2;
+	}
 	return fd;
 }
 
@@ -421,16 +422,12 @@ static void reap(pid_t pid)
 /* Fds of the runner's own ends. */
 enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_N };
 
-void runner_main(const struct run_plan *p, char **jail_argv, uint64_t started)
+void runner_main(const struct run_plan *p, char **argv, const char *status_to, uint64_t started)
 {
 	extern char **environ;
 	struct jerr e = {0};
 	struct outcome o = {0};
-	char **argv = jail_argv + 1;
-	while (*argv && strcmp(*argv, "--") != 0)
-		argv++;
-	argv++; /* the command: the callers checked there is one */
-	int status_fd = open_status(status_arg(jail_argv), &e);
+	int status_fd = open_status(status_to, &e);
 	if (status_fd == -2) {
 		/* Nowhere to write the record: say so and stop. */
 		dprintf(2, "jail: %s\n", e.msg);
@@ -503,7 +500,9 @@ void runner_main(const struct run_plan *p, char **jail_argv, uint64_t started)
 	pid_t pid1 = 0;
 	unsigned char pidbuf[4];
 	size_t pidlen = 0;
-	int pending = 0, stage_gone = 0;
+	sigset_t pending;
+	sigemptyset(&pending);
+	int stage_gone = 0;
 	for (;;) {
 		struct pollfd fds[P_N];
 		for (int i = 0; i < P_N; i++)
@@ -531,8 +530,11 @@ void runner_main(const struct run_plan *p, char **jail_argv, uint64_t started)
 				uint32_t v;
 				memcpy(&v, pidbuf, sizeof v);
 				pid1 = (pid_t)v;
-				if (pending)
-					kill(pid1, pending);
+				if (o.timed_out)
+					kill(pid1, SIGKILL);
+				for (int sig = 1; sig < 32; sig++)
+					if (sigismember(&pending, sig))
+						kill(pid1, sig);
 			}
 			if (n <= 0 || pid1) {
 				close(sy[0]);
@@ -571,14 +573,17 @@ void runner_main(const struct run_plan *p, char **jail_argv, uint64_t started)
 				if (pid1)
 					kill(pid1, (int)si.ssi_signo);
 				else
-					pending = (int)si.ssi_signo;
+					sigaddset(&pending, (int)si.ssi_signo);
 			}
 		}
 		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {
 			/* PID 1 dies, and the kernel kills the whole pid
 			 * namespace with it: daemons and grandchildren too. */
 			o.timed_out = 1;
-			kill(pid1 ? pid1 : stage, SIGKILL);
+			if (pid1)
+				kill(pid1, SIGKILL);
+			else if (!stage_gone)
+				kill(-stage, SIGKILL); /* PID 1, if already forked, is in its group */
 			close(own[P_TIMER]);
 			own[P_TIMER] = -1;
 		}

@@ -12,6 +12,7 @@
 #include "internal/wire/wire.h"
 
 #define RUNPLAN_MAGIC 0x4e55524au /* "JRUN" */
+#define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan */
 #define RUNPLAN_VERSION 1u
 
 /* Flags of a run plan. */
@@ -47,10 +48,12 @@ struct run_plan {
 /* runplan_decode reads a run plan; strings point into buf. */
 int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, struct jerr *e);
 
-/* runner_main runs the command that follows "--" in jail's argv in the jail
- * the plan describes, as jail's own process: it never returns. started is
- * when jail started (CLOCK_MONOTONIC, ns), for the setup time. */
-void runner_main(const struct run_plan *p, char **jail_argv, uint64_t started_ns) __attribute__((noreturn));
+/* runner_main runs the command argv in the jail the plan describes, as
+ * jail's own process: it never returns. status_to is where the status
+ * record goes ("" for nowhere, a path, or fd:N); started is when jail
+ * started (CLOCK_MONOTONIC, ns), for the setup time. */
+void runner_main(const struct run_plan *p, char **argv, const char *status_to, uint64_t started_ns)
+	__attribute__((noreturn));
 
 /* monotonic_ns is CLOCK_MONOTONIC in nanoseconds. */
 uint64_t monotonic_ns(void);

@@ -289,7 +289,7 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 		flags |= bindFile
 	}
 	if s.Kind == Bind {
-		if err := protect(canon, opts.Protected); err != nil {
+		if err := protect(canon, fi, opts.Protected); err != nil {
 			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
 		}
 	}
@@ -331,14 +331,42 @@ func owner(fi fs.FileInfo) (uid, gid uint32, err error) {
 }
 
 // protect refuses a writable bind that is, holds or lies in a protected
-// path.
-func protect(canon string, protected []string) error {
+// path, by name and by identity: the same directory can have other names
+// (a bind mount elsewhere on the host, /var/run for /run).
+func protect(canon string, fi fs.FileInfo, protected []string) error {
+	refuse := func(p string) error { return fmt.Errorf("would let the jail write %s, jail's own state", p) }
 	for _, p := range protected {
-		if canon == p || under(p, canon) || under(canon, p) || canon == "/" {
-			return fmt.Errorf("would let the jail write %s, jail's own state", p)
+		if canon == p || under(p, canon) || under(canon, p) {
+			return refuse(p)
+		}
+		// The source is p or holds it: p or one of its parents.
+		for a := p; ; a = filepath.Dir(a) {
+			if same(a, fi) {
+				return refuse(p)
+			}
+			if a == "/" {
+				break
+			}
+		}
+		// The source lies in p: p is the source or one of its parents.
+		if pfi, err := os.Stat(p); err == nil {
+			for a := canon; ; a = filepath.Dir(a) {
+				if afi, err := os.Stat(a); err == nil && os.SameFile(afi, pfi) {
+					return refuse(p)
+				}
+				if a == "/" {
+					break
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// same reports whether path is the file fi describes.
+func same(path string, fi fs.FileInfo) bool {
+	pfi, err := os.Stat(path)
+	return err == nil && os.SameFile(pfi, fi)
 }
 
 // resolver resolves the host paths of one Prepare, remembering each lstat:

@@ -51,6 +51,41 @@ static void key_num(struct key *k, unsigned long long v)
 	key_add(k, b, (size_t)snprintf(b, sizeof b, "%llu", v));
 }
 
+/* add_flag puts one run flag into the key; where the status record goes
+ * is not part of the plan (a caller may name a new file for every run). */
+static void add_flag(void *ctx, const char *name, size_t n, const char *value)
+{
+	struct key *k = ctx;
+	if (n == 11 && strncmp(name, "status-json", n) == 0)
+		return;
+	if (n == 1 && name[0] == 'p')
+		name = "profile", n = 7;
+	char head[32];
+	if (n + 2 > sizeof head) {
+		k->bad = 1;
+		return;
+	}
+	memcpy(head, name, n);
+	head[n] = '=';
+	size_t vlen = strlen(value);
+	/* name=value as one field */
+	if (k->bad)
+		return;
+	if (k->len + n + 1 + vlen + 1 > k->cap) {
+		size_t cap = k->cap * 2 + n + vlen + 256;
+		char *p = realloc(k->p, cap);
+		if (!p) {
+			k->bad = 1;
+			return;
+		}
+		k->p = p, k->cap = cap;
+	}
+	memcpy(k->p + k->len, head, n + 1);
+	memcpy(k->p + k->len + n + 1, value, vlen);
+	k->p[k->len + n + 1 + vlen] = 0;
+	k->len += n + 1 + vlen + 1;
+}
+
 /* make_key is plancache.go's Key: the same fields in the same order. */
 static int make_key(char **argv, struct key *k)
 {
@@ -59,7 +94,7 @@ static int make_key(char **argv, struct key *k)
 	if (!getcwd(cwd, sizeof cwd) || stat("/proc/self/exe", &st) < 0)
 		return -1;
 	const char *home = getenv("HOME"), *path = getenv("JAIL_PROFILE_PATH");
-	key_str(k, "jail-plan-key-v1");
+	key_str(k, "jail-plan-key-v2");
 	key_num(k, geteuid());
 	key_num(k, getegid());
 	key_str(k, cwd);
@@ -69,18 +104,8 @@ static int make_key(char **argv, struct key *k)
 	key_num(k, (unsigned long long)st.st_ino);
 	key_num(k, (unsigned long long)st.st_size);
 	key_num(k, (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec);
-	for (char **a = argv + 1; *a && strcmp(*a, "--") != 0; a++) {
-		/* Where the status record goes is not part of the plan: a
-		 * caller may name a new file for every run. */
-		if (strcmp(*a, "--status-json") == 0 || strcmp(*a, "-status-json") == 0) {
-			if (a[1] && strcmp(a[1], "--") != 0)
-				a++;
-			continue;
-		}
-		if (strncmp(*a, "--status-json=", 14) == 0 || strncmp(*a, "-status-json=", 13) == 0)
-			continue;
-		key_str(k, *a);
-	}
+	if (plancache_args(argv, add_flag, k) < 0)
+		return -1;
 	return k->bad ? -1 : 0;
 }
 
@@ -106,24 +131,28 @@ static int private_dir(int at, const char *name)
 	return fd;
 }
 
+/* cache_dir opens plancache.go's Dir: /run/jail/plans for root,
+ * /run/user/UID/jail/plans (the user's private runtime directory) for
+ * others; every step must be the caller's and closed to everyone else. */
 static int cache_dir(void)
 {
-	int base;
-	if (geteuid() == 0) {
-		base = open("/run", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	} else {
-		const char *xdg = getenv("XDG_RUNTIME_DIR");
-		if (!xdg || xdg[0] != '/')
-			return -1;
-		base = open(xdg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		struct stat st;
-		if (base >= 0 && (fstat(base, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077))) {
-			close(base);
-			base = -1;
-		}
-	}
-	if (base < 0)
+	int run = open("/run", O_RDONLY | O_DIRECTORY | O_CLOEXEC), base;
+	if (run < 0)
 		return -1;
+	if (geteuid() == 0) {
+		base = run;
+	} else {
+		int user = openat(run, "user", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(run);
+		if (user < 0)
+			return -1;
+		char uid[16];
+		snprintf(uid, sizeof uid, "%u", (unsigned)geteuid());
+		base = private_dir(user, uid);
+		close(user);
+		if (base < 0)
+			return -1;
+	}
 	int jail = private_dir(base, "jail");
 	close(base);
 	if (jail < 0)

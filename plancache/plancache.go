@@ -6,12 +6,15 @@
 // and over.
 //
 // An entry is trusted only as far as its owner: it lives in a directory
-// private to the caller (/run/jail/plans for root, $XDG_RUNTIME_DIR/jail/plans
-// otherwise), and is used only for exactly the same invocation (arguments
-// before "--", uid, gid, working directory, HOME, JAIL_PROFILE_PATH, the jail
-// binary itself) when every file it was planned from (profiles, mount
-// sources and every path met resolving them, copied files) still has the
-// same inode, size, owner, mode and times. Anything else replans.
+// private to the caller, at a fixed place (/run/jail/plans for root,
+// /run/user/UID/jail/plans for others, where systemd gives each user a
+// private runtime directory), so that no writable bind can reach it under
+// another name (mount.Options.Protected), and is used only for exactly the
+// same invocation (run flags, uid, gid, working directory, HOME,
+// JAIL_PROFILE_PATH, the jail binary itself) when every file it was planned
+// from (profiles, mount sources and every path met resolving them, copied
+// files) still has the same inode, size, owner, mode and times. Anything
+// else replans.
 package plancache
 
 import (
@@ -23,7 +26,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"syscall"
 
 	"jail/internal/wire"
@@ -34,37 +36,31 @@ const (
 	version = 1
 )
 
-// Dir is where this caller's entries go, or "" when it has no private place
-// for them (an unprivileged caller without $XDG_RUNTIME_DIR).
-func Dir(env []string) string {
+// Dir is where this caller's entries go; cache.c's cache_dir looks there.
+// For an unprivileged caller it is used only while /run/user/UID is a
+// directory of its own that nobody else may enter.
+func Dir() string {
 	if os.Geteuid() == 0 {
 		return "/run/jail/plans"
 	}
-	for _, kv := range env {
-		if v, ok := cut(kv, "XDG_RUNTIME_DIR="); ok && filepath.IsAbs(v) {
-			return filepath.Join(v, "jail", "plans")
-		}
-	}
-	return ""
+	return filepath.Join("/run/user", strconv.Itoa(os.Geteuid()), "jail", "plans")
 }
 
-func cut(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
-		return s[len(prefix):], true
-	}
-	return "", false
-}
+// Protected is jail's state directory, which no writable bind may reach:
+// a jail that could write it could choose the next run's policy.
+func Protected() string { return filepath.Dir(Dir()) }
 
 // Key is what an invocation is cached under; cache.c's make_key builds the
-// same bytes. args are jail's arguments before "--", without argv[0].
-func Key(args, env []string) ([]byte, error) {
+// same bytes. argv is jail's own, up to "--". An invocation that is more
+// than run flags (args.go) is not cached: ok is false.
+func Key(argv, env []string) (key []byte, ok bool, err error) {
 	cwd, err := syscall.Getwd() // the kernel's answer, as getcwd(3) gives C
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	var st syscall.Stat_t
 	if err := syscall.Stat("/proc/self/exe", &st); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	get := func(name string) string {
 		for _, kv := range env {
@@ -77,7 +73,7 @@ func Key(args, env []string) ([]byte, error) {
 	var k []byte
 	add := func(s string) { k = append(append(k, s...), 0) }
 	num := func(v uint64) { add(strconv.FormatUint(v, 10)) }
-	add("jail-plan-key-v1")
+	add("jail-plan-key-v2")
 	num(uint64(os.Geteuid()))
 	num(uint64(os.Getegid()))
 	add(cwd)
@@ -87,18 +83,18 @@ func Key(args, env []string) ([]byte, error) {
 	num(st.Ino)
 	num(uint64(st.Size))
 	num(uint64(st.Mtim.Sec)*1e9 + uint64(st.Mtim.Nsec))
-	for i := 0; i < len(args); i++ {
+	ok = walk(argv, func(name, value string) {
 		// Where the status record goes is not part of the plan: a
 		// caller may name a new file for every run.
-		switch a := args[i]; {
-		case a == "--status-json" || a == "-status-json":
-			i++
-		case strings.HasPrefix(a, "--status-json=") || strings.HasPrefix(a, "-status-json="):
-		default:
-			add(a)
+		switch name {
+		case "status-json":
+			return
+		case "p":
+			name = "profile"
 		}
-	}
-	return k, nil
+		add(name + "=" + value)
+	})
+	return k, ok, nil
 }
 
 // Deps are the files a plan came from, by path: what lstat said of each, or
@@ -108,8 +104,11 @@ type Deps map[string]fs.FileInfo
 // Store writes a planned run under key. It fails rather than write into a
 // directory someone else could write to.
 func Store(dir string, key []byte, deps Deps, plan []byte) error {
-	if dir == "" {
-		return errors.New("no private directory for the plan cache")
+	if os.Geteuid() != 0 {
+		// The runtime directory is the system's to make, not ours.
+		if err := isPrivate(filepath.Dir(filepath.Dir(dir))); err != nil {
+			return err
+		}
 	}
 	if err := privateDir(filepath.Dir(dir)); err != nil {
 		return err
@@ -216,6 +215,10 @@ func privateDir(dir string) error {
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("plan cache: %w", err)
 	}
+	return isPrivate(dir)
+}
+
+func isPrivate(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("plan cache: %w", err)
@@ -225,4 +228,11 @@ func privateDir(dir string) error {
 		return fmt.Errorf("plan cache: %s is not a directory private to uid %d", dir, os.Geteuid())
 	}
 	return nil
+}
+
+func cut(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && s[:len(prefix)] == prefix {
+		return s[len(prefix):], true
+	}
+	return "", false
 }

@@ -133,21 +133,24 @@ type finder struct {
 }
 
 // read reads a profile file and notes what it depends on: the path as
-// lstat sees it and, through a symlink, the file itself.
+// lstat sees it and, through a symlink, the file itself. Both are taken
+// before the read: a change made while it reads shows as a change later,
+// rather than being recorded as what was read.
 func (f finder) read(path, name string) (source, error) {
-	src, fi, err := readSource(path, name)
 	if f.files != nil {
 		abs, _ := filepath.Abs(path)
 		lfi, lerr := os.Lstat(abs)
 		if lerr == nil || errors.Is(lerr, fs.ErrNotExist) {
 			f.files[abs] = lfi
 		}
-		if err == nil && lfi != nil && lfi.Mode()&fs.ModeSymlink != 0 {
+		if lfi != nil && lfi.Mode()&fs.ModeSymlink != 0 {
 			if real, rerr := filepath.EvalSymlinks(abs); rerr == nil {
-				f.files[real] = fi
+				rfi, _ := os.Lstat(real)
+				f.files[real] = rfi
 			}
 		}
 	}
+	src, _, err := readSource(path, name)
 	return src, err
 }
 

@@ -1,0 +1,55 @@
+/* Reading jail's own arguments the way the Go side's flag parser does, for
+ * the plan cache: only an invocation made of run flags and their values can
+ * be replayed, and its key and status target must be what Go would have
+ * read. args.go is the same walk. */
+#define _GNU_SOURCE
+#include <string.h>
+
+#include "plancache/plancache.h"
+
+/* The run flags, all of which take a value; main.go's runFlags, checked by
+ * a test. Anything else (help, a subcommand but run, a positional word)
+ * leaves the invocation to Go. */
+static const char *const run_flags[] = {
+	"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
+	"cwd", "hostname", "time-limit", "status-json", NULL,
+};
+
+static int is_run_flag(const char *name, size_t n)
+{
+	for (const char *const *f = run_flags; *f; f++)
+		if (strlen(*f) == n && strncmp(*f, name, n) == 0)
+			return 1;
+	return 0;
+}
+
+int plancache_args(char **argv, plancache_arg_fn fn, void *ctx)
+{
+	char **a = argv + 1;
+	if (*a && strcmp(*a, "run") == 0)
+		a++;
+	for (; *a && strcmp(*a, "--") != 0; a++) {
+		const char *tok = *a;
+		if (tok[0] != '-' || tok[1] == 0)
+			return -1;
+		const char *name = tok + (tok[1] == '-' ? 2 : 1);
+		if (!*name || *name == '-' || *name == '=')
+			return -1;
+		const char *eq = strchr(name, '=');
+		size_t n = eq ? (size_t)(eq - name) : strlen(name);
+		if (!is_run_flag(name, n))
+			return -1;
+		const char *value;
+		if (eq) {
+			value = eq + 1;
+		} else {
+			if (!a[1] || strcmp(a[1], "--") == 0)
+				return -1; /* Go: flag needs an argument */
+			value = *++a;
+		}
+		if (fn)
+			fn(ctx, name, n, value);
+	}
+	/* A command must follow. */
+	return *a && a[1] ? 0 : -1;
+}
