@@ -52,11 +52,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.U32(runPlanMagic)
 	w.U32(runPlanVersion)
 	w.U64(uint64(cfg.TimeLimit / time.Nanosecond))
-	var flags uint32
-	if ids.root {
-		flags |= runRoot
-	}
-	w.U32(flags)
+	w.U32(bit(ids.root, runRoot))
 	w.U32(ids.uid)
 	w.U32(ids.gid)
 	w.U32(cfg.UID)
@@ -66,14 +62,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.U32(uint32(len(mounts.Trees)))
 	for _, t := range mounts.Trees {
 		w.Str(t.Path)
-		var tf uint32
-		if t.ReadOnly {
-			tf |= treeReadOnly
-		}
-		if t.IDMap {
-			tf |= treeIDMap
-		}
-		w.U32(tf)
+		w.U32(bit(t.ReadOnly, treeReadOnly) | bit(t.IDMap, treeIDMap))
 		w.U32(t.UID)
 		w.U32(t.GID)
 	}
@@ -84,14 +73,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	// The process section's fixed part, as init.c's decode_proc reads it;
 	// the runner adds this run's command, environment and umask.
 	prefix := w.Begin()
-	var pf uint32
-	if cfg.NewSession {
-		pf |= procNewSession
-	}
-	if ids.root {
-		pf |= procDropGroups
-	}
-	w.U32(pf)
+	w.U32(bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups))
 	w.U32(cfg.UID)
 	w.U32(cfg.GID)
 	w.Str(cfg.Hostname)
@@ -108,4 +90,12 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	}
 	w.End(rl)
 	return &Plan{Data: w.Data(), Deps: mounts.Deps}, nil
+}
+
+// bit is flag when on is set, else 0.
+func bit(on bool, flag uint32) uint32 {
+	if on {
+		return flag
+	}
+	return 0
 }
