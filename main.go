@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +31,7 @@ import (
 	"jail/plancache"
 	"jail/preflight"
 	"jail/profiles"
+	"jail/seccomp"
 )
 
 // Exit statuses of jail's own: the command's status passes through
@@ -82,20 +85,22 @@ func splitCommand(argv []string) (args, command []string) {
 	return argv, nil
 }
 
-// flagsFirst lets `jail profile show NAME --flag v` work: urfave/cli stops
-// at the first positional argument, so the name is moved after the flags.
-// Every override flag takes a value.
+// flagsFirst lets `jail profile show NAME --flag v` (and `jail seccomp
+// export NAME --format pfc`) work: urfave/cli stops at the first positional
+// argument, so the positional words are moved after the flags. Flags take a
+// value unless they are boolean ones.
 func flagsFirst(args []string) []string {
-	if len(args) < 3 || args[1] != "profile" || args[2] != "show" {
+	if len(args) < 3 || !(args[1] == "profile" && args[2] == "show" || args[1] == "seccomp" && args[2] == "export") {
 		return args
 	}
+	boolean := map[string]bool{"-h": true, "--help": true, "--audit": true, "-audit": true, "--seccomp-audit": true, "-seccomp-audit": true}
 	flags, names := []string{}, []string{}
 	for i := 3; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case !strings.HasPrefix(a, "-") || a == "-":
 			names = append(names, a)
-		case strings.Contains(a, "=") || a == "-h" || a == "--help" || i+1 == len(args):
+		case strings.Contains(a, "=") || boolean[a] || i+1 == len(args):
 			flags = append(flags, a)
 		default:
 			flags = append(flags, a, args[i+1])
@@ -129,6 +134,8 @@ func overrideFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cwd", Usage: "working `DIR` inside the jail"},
 		&cli.StringFlag{Name: "hostname", Usage: "the jail's host`NAME`"},
 		&cli.StringFlag{Name: "time-limit", Usage: "kill the whole jail after `DURATION` (e.g. 30s, 10m; 0 for none)"},
+		&cli.StringFlag{Name: "seccomp", Usage: "seccomp `POLICY` to run under (jail seccomp list), or none"},
+		&cli.BoolFlag{Name: "seccomp-audit", Usage: "let through what the policy denies, reporting each call in the status record"},
 	}
 }
 
@@ -182,6 +189,7 @@ func newApp(started time.Time, command []string) *cli.App {
 					Action:    showProfile,
 				}},
 			},
+			seccompCommand(),
 			{
 				Name:      "check",
 				Usage:     "check that this host and caller can run jails; print the fix for what is missing",
@@ -214,17 +222,24 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 	}
 	cwd, _ := os.Getwd()
 	err = p.Apply(profiles.Overrides{
-		Workspace: c.String("workspace"),
-		Binds:     c.StringSlice("bind"),
-		ROBinds:   c.StringSlice("ro-bind"),
-		Tmpfs:     c.StringSlice("tmpfs"),
-		Env:       c.StringSlice("env"),
-		KeepEnv:   c.StringSlice("keep-env"),
-		Cwd:       c.String("cwd"),
-		Hostname:  c.String("hostname"),
-		TimeLimit: c.String("time-limit"),
-		Cwd0:      cwd,
+		Workspace:    c.String("workspace"),
+		Binds:        c.StringSlice("bind"),
+		ROBinds:      c.StringSlice("ro-bind"),
+		Tmpfs:        c.StringSlice("tmpfs"),
+		Env:          c.StringSlice("env"),
+		KeepEnv:      c.StringSlice("keep-env"),
+		Cwd:          c.String("cwd"),
+		Hostname:     c.String("hostname"),
+		TimeLimit:    c.String("time-limit"),
+		Seccomp:      c.String("seccomp"),
+		SeccompAudit: c.Bool("seccomp-audit"),
+		Cwd0:         cwd,
 	})
+	if err == nil {
+		for _, w := range p.Seccomp.Warnings {
+			fmt.Fprintln(os.Stderr, "jail: warning:", w)
+		}
+	}
 	return p, err
 }
 
@@ -245,7 +260,10 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 	var plan *jail.Plan
 	if err == nil {
 		cfg.ProfileHash = p.Hash()
-		plan, err = jail.NewPlan(cfg, jail.PlanOptions{Protected: []string{plancache.Protected()}})
+		plan, err = jail.NewPlan(cfg, jail.PlanOptions{
+			Protected:    []string{plancache.Protected()},
+			SeccompCache: filepath.Join(plancache.Protected(), "seccomp"),
+		})
 	}
 	if err == nil {
 		// Cached for the next identical invocation, which then runs
@@ -313,13 +331,7 @@ func listProfiles(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	w := 0
-	for _, e := range entries {
-		w = max(w, len(e.Name))
-	}
-	for _, e := range entries {
-		fmt.Fprintf(c.App.Writer, "%-*s  %s  (%s)\n", w, e.Name, e.Description, e.Source)
-	}
+	printEntries(c, entries)
 	return nil
 }
 
@@ -341,4 +353,129 @@ func showProfile(c *cli.Context) error {
 	}
 	_, err = c.App.Writer.Write(out)
 	return err
+}
+
+// seccompCommand is `jail seccomp`: the policies, what they compile to,
+// and importing a Docker/OCI profile.
+func seccompCommand() *cli.Command {
+	opts := func() profiles.Options {
+		return profiles.Options{SearchPath: profiles.DefaultSearchPath(os.Environ())}
+	}
+	return &cli.Command{
+		Name:      "seccomp",
+		Usage:     "inspect seccomp policies",
+		UsageText: "jail seccomp list|groups|show|export|import ...",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "list the built-in and user seccomp policies",
+				UsageText: "jail seccomp list\n\nExample:\n   jail seccomp list",
+				Action: func(c *cli.Context) error {
+					entries, err := profiles.ListPolicies(opts())
+					if err != nil {
+						return err
+					}
+					printEntries(c, entries)
+					return nil
+				},
+			},
+			{
+				Name:      "groups",
+				Usage:     "list the syscall groups policies may name (@mount, @namespaces, ...)",
+				UsageText: "jail seccomp groups\n\nExample:\n   jail seccomp groups | less",
+				Action: func(c *cli.Context) error {
+					for _, name := range seccomp.GroupNames() {
+						g := seccomp.Groups[name]
+						fmt.Fprintf(c.App.Writer, "%s\n    %s\n    %s\n", name, g.Doc, strings.Join(g.Syscalls, " "))
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "show",
+				Usage:     "print a policy, resolved (extends merged), as TOML",
+				UsageText: "jail seccomp show NAME\n\nExample:\n   jail seccomp show default",
+				Action: func(c *cli.Context) error {
+					p, err := onePolicy(c, opts())
+					if err != nil {
+						return err
+					}
+					_, err = c.App.Writer.Write(profiles.EncodePolicy(p))
+					return err
+				},
+			},
+			{
+				Name:      "export",
+				Usage:     "write a policy compiled for this machine: raw BPF, or libseccomp's readable PFC",
+				UsageText: "jail seccomp export NAME --format bpf|pfc [--audit]\n\nExample:\n   jail seccomp export default --format pfc | less",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "format", Value: "pfc", Usage: "`bpf` (struct sock_filter[]) or pfc"},
+					&cli.BoolFlag{Name: "audit", Usage: "as --seccomp-audit would compile it"},
+				},
+				Action: func(c *cli.Context) error {
+					p, err := onePolicy(c, opts())
+					if err != nil {
+						return err
+					}
+					if p.None {
+						return &exitStatus{code: exitJail, msg: "policy none compiles to no filter at all"}
+					}
+					mode := seccomp.Mode{Audit: c.Bool("audit")}
+					switch c.String("format") {
+					case "pfc":
+						return seccomp.ExportPFC(p, mode, os.Stdout)
+					case "bpf":
+						prog, err := seccomp.Compile(p, mode)
+						if err != nil {
+							return err
+						}
+						_, err = os.Stdout.Write(prog.BPF)
+						return err
+					}
+					return &exitStatus{code: exitJail, msg: fmt.Sprintf("--format %q: bpf or pfc", c.String("format"))}
+				},
+			},
+			{
+				Name:      "import",
+				Usage:     "convert a Docker/OCI seccomp profile (JSON) into a jail policy (TOML)",
+				UsageText: "jail seccomp import FILE.json\n\nExample:\n   jail seccomp import docker-default.json > ~/.config/jail/profiles/seccomp/docker.toml",
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return &exitStatus{code: exitJail, msg: "seccomp import takes one JSON file"}
+					}
+					data, err := os.ReadFile(c.Args().First())
+					if err != nil {
+						return err
+					}
+					p, warnings, err := seccomp.ImportOCI(data, runtime.GOARCH)
+					if err != nil {
+						return fmt.Errorf("%s: %w", c.Args().First(), err)
+					}
+					for _, w := range warnings {
+						fmt.Fprintln(os.Stderr, "jail: warning:", w)
+					}
+					p.Name = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json")
+					_, err = c.App.Writer.Write(profiles.EncodePolicy(p))
+					return err
+				},
+			},
+		},
+	}
+}
+
+func onePolicy(c *cli.Context, opts profiles.Options) (*seccomp.Policy, error) {
+	if c.NArg() != 1 {
+		return nil, &exitStatus{code: exitJail, msg: "give one policy name (jail seccomp list)"}
+	}
+	return profiles.LoadPolicy(c.Args().First(), opts)
+}
+
+func printEntries(c *cli.Context, entries []profiles.Entry) {
+	w := 0
+	for _, e := range entries {
+		w = max(w, len(e.Name))
+	}
+	for _, e := range entries {
+		fmt.Fprintf(c.App.Writer, "%-*s  %s  (%s)\n", w, e.Name, e.Description, e.Source)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/urfave/cli/v2"
+
 	"jail/plancache"
 )
 
@@ -14,32 +16,43 @@ import (
 // would make an invocation uncacheable (harmless), one it knew that Go did
 // not would make it read arguments as Go does not (not harmless).
 func TestCacheableFlags(t *testing.T) {
-	var names []string
+	var valued, boolean []string
 	for _, f := range runFlags() {
-		names = append(names, f.Names()...)
+		if _, ok := f.(*cli.BoolFlag); ok {
+			boolean = append(boolean, f.Names()...)
+		} else {
+			valued = append(valued, f.Names()...)
+		}
 	}
-	slices.Sort(names)
-	goList := plancache.RunFlags()
-	slices.Sort(goList)
-	if !slices.Equal(names, goList) {
-		t.Errorf("plancache.RunFlags() = %q, want the run flags %q", goList, names)
-	}
+	goValued, goBool := plancache.RunFlags()
+	same(t, "plancache.RunFlags valued", goValued, valued)
+	same(t, "plancache.RunFlags boolean", goBool, boolean)
 	src, err := os.ReadFile("plancache/args.c")
 	if err != nil {
 		t.Fatal(err)
 	}
-	block := regexp.MustCompile(`(?s)run_flags\[\] = \{(.*?)NULL`).FindSubmatch(src)
+	same(t, "args.c run_flags", cArray(t, src, "run_flags"), valued)
+	same(t, "args.c bool_flags", cArray(t, src, "bool_flags"), boolean)
+}
+
+func same(t *testing.T, what string, got, want []string) {
+	t.Helper()
+	got, want = slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		t.Errorf("%s = %q, want %q", what, got, want)
+	}
+}
+
+func cArray(t *testing.T, src []byte, name string) []string {
+	block := regexp.MustCompile(`(?s)` + name + `\[\] = \{(.*?)NULL`).FindSubmatch(src)
 	if block == nil {
-		t.Fatal("args.c: no run_flags array")
+		t.Fatalf("args.c: no %s array", name)
 	}
-	var cList []string
+	var list []string
 	for _, m := range regexp.MustCompile(`"([^"]+)"`).FindAllSubmatch(block[1], -1) {
-		cList = append(cList, string(m[1]))
+		list = append(list, string(m[1]))
 	}
-	slices.Sort(cList)
-	if !slices.Equal(names, cList) {
-		t.Errorf("args.c run_flags = %q, want %q", cList, names)
-	}
+	return list
 }
 
 func TestSplitCommand(t *testing.T) {

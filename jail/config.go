@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"jail/mount"
+	"jail/seccomp"
 )
 
 // Config is one run, fully resolved: everything the jail needs and nothing it
@@ -41,6 +42,16 @@ type Config struct {
 	Rlimits []Rlimit
 
 	TimeLimit time.Duration // 0: none
+
+	// Seccomp is the syscall filter the command runs under: the profile's
+	// resolved policy, its extends merged, groups not yet expanded (the
+	// compiler does that). Never nil: profiles.Config fails rather than
+	// return a Config without one; Seccomp.None is a profile's explicit
+	// "none" (security invariant 4).
+	Seccomp *seccomp.Policy
+	// SeccompAudit lets through the calls the policy would deny and reports
+	// each of them instead (--seccomp-audit, [seccomp] audit = true).
+	SeccompAudit bool
 }
 
 // Rlimit is one resource limit set on the command before exec.

@@ -17,6 +17,7 @@
 
 #include "internal/wire/err.h"
 #include "jail/stage.h"
+#include "seccomp/sc.h"
 
 static void fail(struct jerr *e) __attribute__((noreturn));
 
@@ -128,13 +129,20 @@ void command_exec(const struct proc_plan *p)
 		}
 	}
 	/* Only 0, 1 and 2 cross into the command; the error pipe closes on
-	 * exec. */
-	if (close_fds_from(3, FD_ERR) < 0) {
+	 * exec, the notify socket once the filter is loaded. */
+	if (close_fds_from(3, FD_ERR, FD_NOTIFY) < 0) {
 		jerr_set(&e, errno, "close file descriptors");
 		fail(&e);
 	}
 	if (drop_privileges(&e) < 0)
 		fail(&e);
+	/* Last: from here the filter sees every call, exec's included. */
+	if (p->sc_flags & SC_LOAD) {
+		if (sc_load(p->sc_flags, p->sc_bpf, p->sc_len, FD_NOTIFY, &e) < 0)
+			fail(&e);
+	} else {
+		close(FD_NOTIFY);
+	}
 	exec_search(p->argv, p->envp, &e);
 	fail(&e);
 }

@@ -15,8 +15,10 @@ static int close_range_ok(unsigned lo, unsigned hi)
 	return lo > hi || syscall(SYS_close_range, lo, hi, 0) == 0;
 }
 
+static int kept(int fd, int keep1, int keep2) { return fd == keep1 || fd == keep2; }
+
 /* close_by_walk closes what /proc/self/fd lists, when /proc is there. */
-static int close_by_walk(int lo, int keep)
+static int close_by_walk(int lo, int keep1, int keep2)
 {
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
@@ -26,7 +28,7 @@ static int close_by_walk(int lo, int keep)
 	while ((de = readdir(d))) {
 		char *end;
 		long fd = strtol(de->d_name, &end, 10);
-		if (*end || end == de->d_name || fd < lo || fd == keep || fd == self)
+		if (*end || end == de->d_name || fd < lo || kept((int)fd, keep1, keep2) || fd == self)
 			continue;
 		close((int)fd);
 	}
@@ -34,18 +36,26 @@ static int close_by_walk(int lo, int keep)
 	return 0;
 }
 
-int close_fds_from(int lo, int keep)
+int close_fds_from(int lo, int keep1, int keep2)
 {
-	if (keep < lo ? close_range_ok((unsigned)lo, ~0u)
-		      : close_range_ok((unsigned)lo, (unsigned)keep - 1) && close_range_ok((unsigned)keep + 1, ~0u))
+	/* The ranges between lo and the kept fds (keep1 < keep2, or -1). */
+	int ok = 1, from = lo;
+	int keeps[2] = {keep1, keep2};
+	for (int i = 0; i < 2 && ok; i++) {
+		if (keeps[i] < from)
+			continue;
+		ok = close_range_ok((unsigned)from, (unsigned)keeps[i] - 1);
+		from = keeps[i] + 1;
+	}
+	if (ok && close_range_ok((unsigned)from, ~0u))
 		return 0;
-	if (close_by_walk(lo, keep) == 0)
+	if (close_by_walk(lo, keep1, keep2) == 0)
 		return 0;
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max > (1u << 20))
 		return -1;
 	for (int fd = lo; fd < (int)rl.rlim_max; fd++)
-		if (fd != keep)
+		if (!kept(fd, keep1, keep2))
 			close(fd);
 	return 0;
 }

@@ -103,6 +103,8 @@ static int decode_proc(struct wire *w, struct proc_plan *p, struct jerr *e)
 		}
 	}
 	p->umask = wire_u32(w);
+	p->sc_flags = wire_u32(w);
+	p->sc_bpf = wire_bytes(w, &p->sc_len);
 	if (w->bad || !p->argv || !p->argv[0] || !p->envp || !p->rlimits)
 		return jerr_set(e, 0, "process plan: malformed");
 	return 0;
@@ -167,7 +169,7 @@ static int jail_init(void)
 	size_t len;
 
 	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
-	for (int fd = FD_PLAN; fd <= FD_SYNC; fd++)
+	for (int fd = FD_PLAN; fd <= FD_NOTIFY; fd++)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 
 	/* The user namespace first, alone: only the parent may write its id
@@ -200,7 +202,7 @@ static int jail_init(void)
 		goto fail;
 	}
 	/* Any fd jail itself inherited stops here. */
-	if (close_fds_from(FD_TREES + (int)ntrees, -1) < 0) {
+	if (close_fds_from(FD_TREES + (int)ntrees, -1, -1) < 0) {
 		jerr_set(&e, errno, "close inherited file descriptors");
 		goto fail;
 	}
@@ -293,6 +295,7 @@ static int jail_init(void)
 	/* From here only the command reports errors; its copy of the
 	 * pipe closes on exec, which tells the parent setup is done. */
 	close(FD_ERR);
+	close(FD_NOTIFY);
 	pid1_run(pid);
 
 fail:

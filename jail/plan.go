@@ -1,11 +1,14 @@
 package jail
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 
 	"jail/internal/wire"
 	"jail/mount"
+	"jail/seccomp"
 )
 
 // Wire values shared with the C side (stage.h, runplan.h).
@@ -33,6 +36,8 @@ type Plan struct {
 type PlanOptions struct {
 	// Protected are host paths no writable bind may reach (jail's state).
 	Protected []string
+	// SeccompCache is where compiled filters are kept ("" for nowhere).
+	SeccompCache string
 }
 
 // NewPlan resolves cfg against the host (mount sources, who the caller
@@ -89,7 +94,60 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 		w.U64(r.Hard)
 	}
 	w.End(rl)
+	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
+		return nil, err
+	}
 	return &Plan{Data: w.Data(), Deps: mounts.Deps}, nil
+}
+
+// Seccomp flags of the plan (seccomp/sc.h).
+const (
+	scLoad   = 1
+	scNotify = 2
+	scAudit  = 4
+	// scCompiled: this plan compiled its program; the status record
+	// says so, to show that repeat runs do not.
+	scCompiled = 8
+)
+
+// encodeSeccomp compiles the run's filter (or finds it compiled) and writes
+// it with what the runner answers handed calls with. A policy is always
+// there: a profile without one gets the default, and only "none", said in
+// so many words, means no filter.
+func encodeSeccomp(w *wire.Writer, cfg Config, cache string) error {
+	p := cfg.Seccomp
+	if p == nil {
+		return errors.New("no seccomp policy: profiles always give one")
+	}
+	if p.None {
+		w.U32(0)
+		w.Str("none")
+		w.Bytes(nil)
+		w.U32(0)
+		w.U32(0)
+		return nil
+	}
+	prog, compiled, err := seccomp.Cached(p, seccomp.Mode{Audit: cfg.SeccompAudit}, cache)
+	if err != nil {
+		return fmt.Errorf("seccomp policy %s: %w", p.Name, err)
+	}
+	w.U32(scLoad | bit(prog.Notify, scNotify) | bit(prog.Audit, scAudit) | bit(compiled, scCompiled))
+	w.Str(p.Name)
+	w.Bytes(prog.BPF)
+	w.U32(uint32(prog.DefaultErrno))
+	w.U32(uint32(len(prog.Answers)))
+	for _, a := range prog.Answers {
+		w.U32(uint32(a.Nr))
+		w.U32(uint32(a.Errno))
+		w.U32(uint32(len(a.Conds)))
+		for _, c := range a.Conds {
+			w.U32(uint32(c.Index))
+			w.U32(uint32(c.Op))
+			w.U64(c.Value)
+			w.U64(c.Mask)
+		}
+	}
+	return nil
 }
 
 // bit is flag when on is set, else 0.

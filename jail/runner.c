@@ -15,6 +15,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -24,6 +25,7 @@
 #include "jail/runplan.h"
 #include "jail/stage.h"
 #include "mount/mount.h"
+#include "seccomp/sc.h"
 
 uint64_t monotonic_ns(void)
 {
@@ -71,6 +73,10 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 			wire_str(&w);
 	}
 	p->rlimits = wire_bytes(&w, &p->rlimits_len);
+	p->sc_flags = wire_u32(&w);
+	p->sc_name = wire_str(&w);
+	p->sc_bpf = wire_bytes(&w, &p->sc_len);
+	p->sc_answers = w;
 	if (w.bad)
 		return jerr_set(e, 0, "run plan: malformed");
 	return 0;
@@ -182,6 +188,8 @@ static struct buf init_plan(const struct run_plan *p, char **argv, char **enviro
 	mode_t um = umask(022);
 	umask(um);
 	put_u32(&b, (uint32_t)um);
+	put_u32(&b, p->sc_flags);
+	put_str(&b, p->sc_bpf, p->sc_len);
 	if (!b.bad) {
 		uint32_t n = (uint32_t)(b.len - section - 4);
 		memcpy(b.p + section, &n, sizeof n);
@@ -194,6 +202,7 @@ static struct buf init_plan(const struct run_plan *p, char **argv, char **enviro
 
 /* The run as it went, for the exit status, the stderr line and the record. */
 struct outcome {
+	struct sc_report *denied;      /* the calls the filter refused (or, audited, let through) */
 	int have_status, exited, code; /* from PID 1's status record */
 	int timed_out;
 	char err[1100];                /* the init stage's error line */
@@ -243,7 +252,13 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 		fprintf(f, "\"signal_name\":\"SIG%s\",", abbrev);
 	fprintf(f, "\"timed_out\":%s,\"wall_ms\":%.3f,\"setup_ms\":%.3f,\"cpu_user_ms\":%.3f,\"cpu_system_ms\":%.3f,",
 		o->timed_out ? "true" : "false", ms(o->wall_ns), ms(o->setup_ns), tv_ms(o->ru.ru_utime), tv_ms(o->ru.ru_stime));
-	fprintf(f, "\"plan_cached\":%s,\"profile\":", p->cached ? "true" : "false");
+	fputs("\"seccomp\":", f);
+	json_str(f, (p->sc_flags & SC_LOAD) ? p->sc_name : "none");
+	/* A replayed plan compiled nothing, whatever it says of its first run. */
+	fprintf(f, ",\"seccomp_audit\":%s,\"seccomp_compiled\":%s,\"denied\":", (p->sc_flags & SC_AUDIT) ? "true" : "false",
+		(p->sc_flags & SC_COMPILED) && !p->cached ? "true" : "false");
+	sc_report_json(o->denied, f);
+	fprintf(f, ",\"plan_cached\":%s,\"profile\":", p->cached ? "true" : "false");
 	json_str(f, p->profile);
 	fputs(",\"profile_hash\":", f);
 	json_str(f, p->profile_hash);
@@ -420,7 +435,7 @@ static void reap(pid_t pid)
 }
 
 /* Fds of the runner's own ends. */
-enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_N };
+enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P_N };
 
 void runner_main(const struct run_plan *p, char **argv, const char *status_to, uint64_t started)
 {
@@ -444,26 +459,32 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	int child_fds[4 + 4096], own[P_N];
-	int pl[2], er[2], st[2], sy[2];
-	if (pipe2(pl, O_CLOEXEC) || pipe2(er, O_CLOEXEC) || pipe2(st, O_CLOEXEC) || pipe2(sy, O_CLOEXEC)) {
+	int child_fds[5 + 4096], own[P_N];
+	int pl[2], er[2], st[2], sy[2], nt[2];
+	if (pipe2(pl, O_CLOEXEC) || pipe2(er, O_CLOEXEC) || pipe2(st, O_CLOEXEC) || pipe2(sy, O_CLOEXEC) ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, nt)) {
 		jerr_set(&e, errno, "pipe");
 		finish(p, status_fd, &o, e.msg);
 	}
-	child_fds[0] = pl[0], child_fds[1] = er[1], child_fds[2] = st[1], child_fds[3] = sy[1];
-	if ((p->flags & RUN_ROOT) && make_trees(p, child_fds + 4, &e) < 0)
+	child_fds[0] = pl[0], child_fds[1] = er[1], child_fds[2] = st[1], child_fds[3] = sy[1], child_fds[4] = nt[1];
+	if (p->sc_flags & SC_NOTIFY) {
+		struct wire answers = p->sc_answers;
+		if (!(o.denied = sc_report_new(&answers, p->sc_flags, &e)))
+			finish(p, status_fd, &o, e.msg);
+	}
+	if ((p->flags & RUN_ROOT) && make_trees(p, child_fds + 5, &e) < 0)
 		finish(p, status_fd, &o, e.msg);
 	struct buf plan = init_plan(p, argv, environ);
 	if (plan.bad) {
 		jerr_set(&e, ENOMEM, "plan");
 		finish(p, status_fd, &o, e.msg);
 	}
-	pid_t stage = spawn(child_fds, 4 + (int)p->ntrees);
+	pid_t stage = spawn(child_fds, 5 + (int)p->ntrees);
 	if (stage < 0) {
 		jerr_set(&e, errno, "start the init stage");
 		finish(p, status_fd, &o, e.msg);
 	}
-	for (int i = 0; i < 4 + (int)p->ntrees; i++)
+	for (int i = 0; i < 5 + (int)p->ntrees; i++)
 		close(child_fds[i]);
 
 	/* The user namespace exists once the init stage says 'U'. */
@@ -486,6 +507,10 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	}
 
 	own[P_PLAN] = pl[1], own[P_ERRS] = er[0], own[P_STATUS] = st[0], own[P_SYNC] = sy[0];
+	own[P_NOTIFY] = (p->sc_flags & SC_NOTIFY) ? nt[0] : -1;
+	own[P_LISTENER] = -1;
+	if (own[P_NOTIFY] < 0)
+		close(nt[0]);
 	own[P_SIG] = signalfd(-1, &fwd, SFD_CLOEXEC);
 	own[P_TIMER] = -1;
 	if (p->time_limit_ns) {
@@ -574,6 +599,19 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 					kill(pid1, (int)si.ssi_signo);
 				else
 					sigaddset(&pending, (int)si.ssi_signo);
+			}
+		}
+		if (own[P_NOTIFY] >= 0 && fds[P_NOTIFY].revents) {
+			/* The init stage loaded the filter: its listener. */
+			own[P_LISTENER] = sc_recv_listener(nt[0]);
+			close(nt[0]);
+			own[P_NOTIFY] = -1;
+		}
+		if (own[P_LISTENER] >= 0 && fds[P_LISTENER].revents) {
+			/* A handed call waits; or, hung up, the jail is gone. */
+			if (!(fds[P_LISTENER].revents & POLLIN) || sc_handle(o.denied, own[P_LISTENER]) < 0) {
+				close(own[P_LISTENER]);
+				own[P_LISTENER] = -1;
 			}
 		}
 		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {

@@ -43,6 +43,11 @@ struct run_plan {
 	struct wire keep, set;   /* strs: env names kept from the host, K=V set */
 	const char *rlimits;     /* u32 count, then the entries */
 	size_t rlimits_len;
+	uint32_t sc_flags;       /* seccomp/sc.h's SC_* */
+	const char *sc_name;     /* the policy's name, for the record */
+	const char *sc_bpf;      /* the compiled filter the command gets */
+	size_t sc_len;
+	struct wire sc_answers;  /* what the runner answers handed calls with */
 };
 
 /* runplan_decode reads a run plan; strings point into buf. */

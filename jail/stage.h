@@ -17,7 +17,8 @@
 #define FD_ERR 4    /* write: one error line, or EOF when the command was exec'd */
 #define FD_STATUS 5 /* write: the command's status record */
 #define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
-#define FD_TREES 7  /* the mount trees the parent cloned, if any */
+#define FD_NOTIFY 7 /* a unix socket: the seccomp listener goes to the runner through it */
+#define FD_TREES 8  /* the mount trees the runner cloned, if any */
 
 #define PLAN_MAGIC 0x4c49414au /* "JAIL" */
 #define PLAN_VERSION 1u
@@ -46,6 +47,9 @@ struct proc_plan {
 		uint64_t soft, hard;
 	} * rlimits;
 	uint32_t umask;
+	uint32_t sc_flags;  /* seccomp/sc.h's SC_* */
+	const void *sc_bpf; /* the compiled filter */
+	size_t sc_len;
 };
 
 /* pid1_run is the jail's PID 1 after the command is started: it reaps,
@@ -53,10 +57,10 @@ struct proc_plan {
  * kills whatever the command left behind. It never returns. */
 void pid1_run(pid_t command) __attribute__((noreturn));
 
-/* close_fds_from closes every fd from lo up except keep (-1 for none):
- * close_range, or a walk of /proc/self/fd, or one close per possible fd.
- * It fails rather than let an fd through. */
-int close_fds_from(int lo, int keep);
+/* close_fds_from closes every fd from lo up except keep1 and keep2 (in
+ * order; -1 for none): close_range, or a walk of /proc/self/fd, or one
+ * close per possible fd. It fails rather than let an fd through. */
+int close_fds_from(int lo, int keep1, int keep2);
 
 /* loopback_up brings up lo in the jail's fresh network namespace, so
  * servers on 127.0.0.1 work inside; nothing else exists there. */

@@ -12,12 +12,15 @@
  * leaves the invocation to Go. */
 static const char *const run_flags[] = {
 	"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
-	"cwd", "hostname", "time-limit", "status-json", NULL,
+	"cwd", "hostname", "time-limit", "status-json", "seccomp", NULL,
 };
 
-static int is_run_flag(const char *name, size_t n)
+/* The boolean ones: a value only after "=". */
+static const char *const bool_flags[] = {"seccomp-audit", NULL};
+
+static int in(const char *const *list, const char *name, size_t n)
 {
-	for (const char *const *f = run_flags; *f; f++)
+	for (const char *const *f = list; *f; f++)
 		if (strlen(*f) == n && strncmp(*f, name, n) == 0)
 			return 1;
 	return 0;
@@ -37,11 +40,14 @@ int plancache_args(char **argv, plancache_arg_fn fn, void *ctx)
 			return -1;
 		const char *eq = strchr(name, '=');
 		size_t n = eq ? (size_t)(eq - name) : strlen(name);
-		if (!is_run_flag(name, n))
+		int is_bool = in(bool_flags, name, n);
+		if (!is_bool && !in(run_flags, name, n))
 			return -1;
 		const char *value;
 		if (eq) {
 			value = eq + 1;
+		} else if (is_bool) {
+			value = "true";
 		} else {
 			if (!a[1] || strcmp(a[1], "--") == 0)
 				return -1; /* Go: flag needs an argument */

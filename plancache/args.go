@@ -2,15 +2,22 @@ package plancache
 
 import "strings"
 
-// runFlags are the flags of `jail run`, all of which take a value; a test
-// checks them against main.go's and args.c's lists.
-var runFlags = []string{
-	"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
-	"cwd", "hostname", "time-limit", "status-json",
-}
+// runFlags are the flags of `jail run` that take a value, boolFlags those
+// that do not (a value only after "="); a test checks both against
+// main.go's flags and args.c's lists.
+var (
+	runFlags = []string{
+		"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
+		"cwd", "hostname", "time-limit", "status-json", "seccomp",
+	}
+	boolFlags = []string{"seccomp-audit"}
+)
 
-// RunFlags returns the flags an invocation may carry and still be cached.
-func RunFlags() []string { return append([]string(nil), runFlags...) }
+// RunFlags returns the flags an invocation may carry and still be cached:
+// those taking a value, then the boolean ones.
+func RunFlags() (valued, boolean []string) {
+	return append([]string(nil), runFlags...), append([]string(nil), boolFlags...)
+}
 
 // walk reads jail's arguments (argv without the command) as the Go flag
 // parser does: an optional "run", then run flags, each with its value
@@ -35,14 +42,19 @@ func walk(argv []string, fn func(name, value string)) (ok bool) {
 		if n, v, found := strings.Cut(name, "="); found {
 			name, value, hasValue = n, v, true
 		}
-		known := false
+		known, isBool := false, false
 		for _, f := range runFlags {
 			known = known || f == name
 		}
-		if !known {
+		for _, f := range boolFlags {
+			isBool = isBool || f == name
+		}
+		if !known && !isBool {
 			return false
 		}
-		if !hasValue {
+		if isBool && !hasValue {
+			value = "true"
+		} else if !hasValue {
 			if i+1 >= len(a) {
 				return false // Go: flag needs an argument
 			}

@@ -9,6 +9,7 @@ import (
 
 	"jail/jail"
 	"jail/mount"
+	"jail/profiles"
 )
 
 // wholeJail builds a real jail and runs a command in it: pivot_root, a
@@ -16,9 +17,15 @@ import (
 // refuses), the minimal /dev, and a writable bind whose new file must
 // belong to the bind's owner on the host: the caller, or, when the caller
 // is root, the unprivileged user the directory is given to (an idmapped
-// mount).
+// mount). The command runs under the default seccomp policy, as users'
+// commands do.
 func wholeJail() Result {
 	r := Result{Name: "a jail runs"}
+	policy, err := profiles.LoadPolicy("default", profiles.Options{})
+	if err != nil {
+		r.Detail = fmt.Sprintf("seccomp policy: %v", err)
+		return r
+	}
 	dir, err := os.MkdirTemp("", "jail-check-")
 	if err != nil {
 		r.Detail = fmt.Sprintf("temporary directory: %v", err)
@@ -53,6 +60,7 @@ func wholeJail() Result {
 			{Kind: mount.Bind, Src: dir, Dst: "/workspace"},
 		},
 		TimeLimit: 10 * time.Second,
+		Seccomp:   policy,
 	}
 	start := time.Now()
 	res, err := jail.Run(cfg, start)
@@ -77,6 +85,6 @@ func wholeJail() Result {
 		return r
 	}
 	r.OK = true
-	r.Detail = fmt.Sprintf("pivot_root, procfs in a new pid namespace, minimal /dev, a writable bind whose files stay its owner's (%.1f ms setup)", float64(res.Setup.Microseconds())/1000)
+	r.Detail = fmt.Sprintf("pivot_root, procfs in a new pid namespace, minimal /dev, a writable bind whose files stay its owner's, the default seccomp filter (%.1f ms setup)", float64(res.Setup.Microseconds())/1000)
 	return r
 }

@@ -32,6 +32,10 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 	if err != nil {
 		return jail.Config{}, err
 	}
+	policy := p.Seccomp.Inline
+	if policy == nil {
+		policy = p.Seccomp.resolved // check saw it there, and that it is what the profile names
+	}
 	c := jail.Config{
 		Profile:    p.Name,
 		Argv:       slices.Clone(argv),
@@ -46,6 +50,9 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 		HostGID:    p.User.HostGID,
 		Mounts:     mounts,
 		TimeLimit:  p.Limits.Time,
+
+		Seccomp:      clonePolicy(policy),
+		SeccompAudit: p.Seccomp.Audit,
 	}
 	for _, r := range rlimits {
 		if v := *p.Limits.rlimit(r.key); v != nil {

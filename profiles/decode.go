@@ -24,8 +24,11 @@ type layer struct {
 	extends string          // the parent, as written
 	set     map[string]bool // key paths this file defines: "hostname", "user.uid", "limits.core", ...
 	p       Profile         // the values: scalars where set says so, env and mounts as written
-	src     string          // the file's text, for the locator
-	loc     *locator        // built on first use: a file without problems never needs it
+	// policy is a policy file's policy, or the inline one a profile's
+	// [seccomp] table writes (nil when it names or imports one instead).
+	policy *policyDef
+	src    string   // the file's text, for the locator
+	loc    *locator // built on first use: a file without problems never needs it
 }
 
 // locator returns the layer's locator, scanning the source the first time.
@@ -46,6 +49,11 @@ func (l *layer) problem(key, msg string) Problem {
 // only when the file is not TOML at all; otherwise the layer and every
 // problem in it.
 func decodeLayer(file string, src []byte) (*layer, Errors) {
+	return decodeWith(file, src, (*decoder).top)
+}
+
+// decodeWith parses one file and walks its top-level table with walk.
+func decodeWith(file string, src []byte, walk func(*decoder, map[string]any)) (*layer, Errors) {
 	var m map[string]any
 	if _, err := toml.Decode(string(src), &m); err != nil {
 		var pe toml.ParseError
@@ -56,9 +64,8 @@ func decodeLayer(file string, src []byte) (*layer, Errors) {
 		return nil, Errors{{File: file, Msg: err.Error()}}
 	}
 	l := &layer{file: file, set: map[string]bool{}, src: string(src)}
-	l.p.Env.Set = map[string]string{}
 	d := &decoder{l: l}
-	d.top(m)
+	walk(d, m)
 	d.probs.sortByPosition()
 	return l, d.probs
 }
@@ -125,6 +132,41 @@ func (d *decoder) table(key string, v any) (map[string]any, bool) {
 	return t, ok
 }
 
+// tables returns an array of tables, written as [[key]] or inline, with
+// its elements still to be checked for being tables.
+func (d *decoder) tables(key string, v any) ([]any, bool) {
+	switch v := v.(type) {
+	case []map[string]any:
+		tables := make([]any, len(v))
+		for i, t := range v {
+			tables[i] = t
+		}
+		return tables, true
+	case []any:
+		return v, true
+	}
+	d.fail(key, "want an array of tables ([[%s]]), got %s", headerName(key), typeName(v))
+	return nil, false
+}
+
+// headerName is how a TOML header names the table at key: "rule[2].arg" is
+// written [[rule.arg]].
+func headerName(key string) string {
+	var b strings.Builder
+	depth := 0
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c == '[':
+			depth++
+		case c == ']':
+			depth--
+		case depth == 0:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
 // check reports err, if any, against key and says whether the value is good.
 func (d *decoder) check(key string, err error) bool {
 	if err != nil {
@@ -161,6 +203,7 @@ func sortedKeys(m map[string]any) []string {
 
 func (d *decoder) top(m map[string]any) {
 	p, set := &d.l.p, d.l.set
+	p.Env.Set = map[string]string{}
 	for _, k := range sortedKeys(m) {
 		v, key := m[k], joinKey("", k)
 		switch k {
@@ -201,6 +244,10 @@ func (d *decoder) top(m map[string]any) {
 		case "network":
 			if t, ok := d.table(key, v); ok {
 				d.network(t)
+			}
+		case "seccomp":
+			if t, ok := d.table(key, v); ok {
+				d.seccomp(t)
 			}
 		case "mount":
 			d.mounts(key, v)

@@ -13,16 +13,8 @@ import (
 // mounts decodes the [[mount]] list; a destination mounted twice in one file
 // is an error, since only one of the two could win.
 func (d *decoder) mounts(key string, v any) {
-	var tables []any
-	switch v := v.(type) {
-	case []map[string]any:
-		for _, t := range v {
-			tables = append(tables, t)
-		}
-	case []any:
-		tables = v
-	default:
-		d.fail(key, "want an array of tables ([[mount]]), got %s", typeName(v))
+	tables, ok := d.tables(key, v)
+	if !ok {
 		return
 	}
 	first := map[string]string{} // dst → key of the mount that has it

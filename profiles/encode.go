@@ -74,6 +74,8 @@ func (p *Profile) Encode() ([]byte, error) {
 	b.WriteString("\n[network]\n")
 	str("mode", p.Network.Mode)
 
+	p.Seccomp.encode(&b)
+
 	for _, m := range p.Mounts {
 		b.WriteString("\n[[mount]]\n")
 		m.encode(&b)
@@ -119,14 +121,20 @@ func (m *Mount) encode(b *strings.Builder) {
 }
 
 // Hash names the resolved policy for the status record: the hex SHA-256 of
-// Encode's output, so two runs with the same hash ran under the same policy.
+// Encode's output and of the seccomp policy it names, so two runs with the
+// same hash ran under the same policy.
 func (p *Profile) Hash() string {
 	data, err := p.Encode()
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+	h := sha256.New()
+	h.Write(data)
+	if r := p.Seccomp.resolved; r != nil && p.Seccomp.Inline == nil {
+		h.Write([]byte("\n# the seccomp policy it names\n"))
+		h.Write(EncodePolicy(r))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // quoteString writes s as a TOML basic string. Control characters are

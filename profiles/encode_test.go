@@ -9,8 +9,9 @@ import (
 	"github.com/BurntSushi/toml"
 )
 
-// reload decodes Encode's output as a profile file on its own.
-func reload(t testing.TB, data []byte) *Profile {
+// reload decodes Encode's output as a profile file on its own, looking
+// named policies up as opts says.
+func reload(t testing.TB, data []byte, opts Options) *Profile {
 	t.Helper()
 	l, probs := decodeLayer("encoded", data)
 	if len(probs) > 0 {
@@ -19,7 +20,11 @@ func reload(t testing.TB, data []byte) *Profile {
 	if l.extends != "" {
 		t.Fatalf("Encode wrote extends = %q", l.extends)
 	}
-	return merge([]*layer{l})
+	p, probs := finder{opts: opts}.build([]*layer{l})
+	if len(probs) > 0 {
+		t.Fatalf("Encode's output does not resolve:\n%v\n%s", probs, data)
+	}
+	return p
 }
 
 func roundTrip(t *testing.T, p *Profile) {
@@ -28,8 +33,8 @@ func roundTrip(t *testing.T, p *Profile) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := reload(t, data)
-	got.Name, got.Files = p.Name, p.Files
+	got := reload(t, data, p.opts)
+	got.Name, got.Files, got.opts = p.Name, p.Files, p.opts
 	if !reflect.DeepEqual(got, p) {
 		t.Errorf("round trip changed the profile:\n%+v\nwant:\n%+v\nTOML:\n%s", got, p, data)
 	}
@@ -137,7 +142,7 @@ func TestEncodeWorkspace(t *testing.T) {
 	if p.Hash() == before {
 		t.Error("the workspace does not change the hash")
 	}
-	reload(t, data)
+	reload(t, data, Options{})
 }
 
 func TestHash(t *testing.T) {

@@ -9,9 +9,10 @@ import (
 )
 
 // FuzzLoad feeds arbitrary bytes through decoding, validation, merging and
-// Encode. Besides never panicking it checks that the decoder and the
-// in-memory check agree, that every problem in a parsed file is located,
-// and that whatever loads survives Encode and a second load unchanged.
+// Encode, as a profile and as a seccomp policy file. Besides never
+// panicking it checks that the decoder and the in-memory check agree, that
+// every problem in a parsed file is located, and that whatever loads
+// survives Encode and a second load unchanged.
 func FuzzLoad(f *testing.F) {
 	// Small seeds: the engine minimizes every new input, and minimizing one
 	// grown from a 5 KB built-in takes longer than fuzzing.
@@ -22,6 +23,13 @@ func FuzzLoad(f *testing.F) {
 		f.Add(data)
 	}
 	f.Add([]byte(locateSample))
+	f.Add([]byte(fuzzSeccompSeed))
+	f.Add([]byte(fuzzPolicySeed))
+	policies, _ := filepath.Glob("testdata/seccomp/*.toml")
+	for _, p := range policies {
+		data, _ := os.ReadFile(p)
+		f.Add(data)
+	}
 	for _, edge := range []string{
 		"\ufeffhostname = \"a\"\r\ncwd = '/x'\r\n",
 		`"env".set."A\u0042" = "x\u0000"` + "\n",
@@ -32,6 +40,7 @@ func FuzzLoad(f *testing.F) {
 		f.Add([]byte(edge))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzPolicy(t, data)
 		l, probs := decodeLayer("fuzz.toml", data)
 		if l == nil {
 			return // not TOML: one syntax problem
@@ -45,7 +54,15 @@ func FuzzLoad(f *testing.F) {
 		if len(probs) > 0 {
 			return
 		}
-		p := merge([]*layer{l})
+		p, probs := finder{}.build([]*layer{l})
+		for _, prob := range probs {
+			if prob.File == "fuzz.toml" && prob.Line == 0 {
+				t.Errorf("problem not located: %v\n%q", prob, data)
+			}
+		}
+		if len(probs) > 0 {
+			return // a policy not found, or without a default
+		}
 		if err := p.check(); err != nil {
 			t.Fatalf("decoded without problems, but check says: %v\n%q", err, data)
 		}
@@ -53,7 +70,7 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		back := reload(t, enc)
+		back := reload(t, enc, Options{})
 		if !reflect.DeepEqual(back, p) {
 			t.Fatalf("round trip changed the profile:\n%+v\n%+v\n%s", p, back, enc)
 		}
@@ -98,17 +115,71 @@ type = "workspace"
 dst = "/x"
 `
 
+// fuzzSeccompSeed writes a policy inline in a profile, compactly.
+const fuzzSeccompSeed = `seccomp = { audit = true, default = { errno = "ENOSYS" }, rule = [
+  { syscalls = ["mount", "@mount"], action = "kill_process", comment = "c" },
+  { syscalls = ["ioctl"], action = { errno = 1 }, arg = [{ index = 1, op = "masked_eq", value = 0x5412, mask = "0xffffffff" }] },
+] }
+`
+
+// fuzzPolicySeed is a policy file using every key once.
+const fuzzPolicySeed = `description = "d"
+default = "allow"
+[[rule]]
+syscalls = ["personality"]
+action = "trap"
+comment = "c"
+[[rule.arg]]
+index = 0
+op = "ne"
+value = "0xffffffffffffffff"
+`
+
+// fuzzPolicy decodes data as a policy file: every problem must be located,
+// what decodes cleanly must pass the policy model's own Check, and survive
+// EncodePolicy and a second decode unchanged.
+func fuzzPolicy(t *testing.T, data []byte) {
+	l, probs := decodePolicy("fuzz.toml", data)
+	if l == nil {
+		return
+	}
+	for _, p := range probs {
+		if p.Line == 0 {
+			t.Errorf("policy problem not located: %v\n%q", p, data)
+		}
+	}
+	if len(probs) > 0 {
+		return
+	}
+	p, err := mergedPolicy("fuzz", []*layer{l}, nil) // its extends not followed
+	if err != nil {
+		return
+	}
+	if errs := p.Check(); len(errs) > 0 {
+		t.Fatalf("policy decoded without problems, but Check says: %v\n%q", errs, data)
+	}
+	enc := EncodePolicy(p)
+	back, probs := decodePolicy("encoded", enc)
+	if len(probs) > 0 {
+		t.Fatalf("EncodePolicy's output does not load: %v\n%s", probs, enc)
+	}
+	if again, err := mergedPolicy("fuzz", []*layer{back}, nil); err != nil || !reflect.DeepEqual(again, p) {
+		t.Fatalf("policy round trip changed it: %v\n%+v\n%+v\n%s", err, p, again, enc)
+	}
+}
+
 // FuzzApply feeds arbitrary flag values to Apply: it must never panic, and a
 // profile it accepts must still pass check and survive Encode.
 func FuzzApply(f *testing.F) {
-	f.Add("/x:1G:0755", "/a:/b", "A=b", "TERM", "/tmp", "h", "10m", "ws")
-	f.Add("x", "~/a", "=", "A=B", "rel", "a b", "-1s", "/")
-	f.Fuzz(func(t *testing.T, tmpfs, bind, env, keep, cwd, host, tl, ws string) {
+	f.Add("/x:1G:0755", "/a:/b", "A=b", "TERM", "/tmp", "h", "10m", "ws", "none", true)
+	f.Add("x", "~/a", "=", "A=B", "rel", "a b", "-1s", "/", "default", false)
+	f.Add("x", "~/a", "=", "A=B", "rel", "a b", "-1s", "/", "../x", false)
+	f.Fuzz(func(t *testing.T, tmpfs, bind, env, keep, cwd, host, tl, ws, sc string, audit bool) {
 		p := mustLoad(t, "default", Options{})
 		err := p.Apply(Overrides{
 			Workspace: ws, Binds: []string{bind}, ROBinds: []string{bind}, Tmpfs: []string{tmpfs},
 			Env: []string{env}, KeepEnv: []string{keep}, Cwd: cwd, Hostname: host, TimeLimit: tl,
-			Cwd0: "/home/u",
+			Seccomp: sc, SeccompAudit: audit, Cwd0: "/home/u",
 		})
 		if err != nil {
 			return
@@ -117,6 +188,6 @@ func FuzzApply(f *testing.F) {
 			t.Fatalf("Apply accepted what check refuses: %v", err)
 		}
 		enc, _ := p.Encode()
-		reload(t, enc)
+		reload(t, enc, Options{})
 	})
 }

@@ -16,9 +16,10 @@ import (
 	"syscall"
 )
 
-// The built-in profiles, embedded so the binary needs no files to run.
+// The built-in profiles and seccomp policies (seccomp/NAME.toml), embedded
+// so the binary needs no files to run.
 //
-//go:embed minimal.toml default.toml agent.toml
+//go:embed minimal.toml default.toml agent.toml seccomp
 var builtins embed.FS
 
 // builtinNames lists the built-ins, least to most permissive.
@@ -36,7 +37,8 @@ const (
 // Options says where Load and List look for profiles besides the built-ins.
 type Options struct {
 	// SearchPath is the directories searched, in order, for NAME.toml before
-	// the built-ins; the first match wins.
+	// the built-ins; the first match wins. Seccomp policies are looked for
+	// in each one's seccomp/ subdirectory, after the built-ins.
 	SearchPath []string
 }
 
@@ -79,7 +81,10 @@ func Load(nameOrPath string, opts Options) (*Profile, error) {
 	if len(probs) > 0 {
 		return nil, probs
 	}
-	p := merge(layers)
+	p, probs := f.build(layers)
+	if len(probs) > 0 {
+		return nil, probs
+	}
 	p.Name = nameOrPath
 	p.Files = f.files
 	if err := p.check(); err != nil {
@@ -88,10 +93,11 @@ func Load(nameOrPath string, opts Options) (*Profile, error) {
 	return p, nil
 }
 
-// Entry is one profile that exists, for `jail list`.
+// Entry is one profile or seccomp policy that exists, for `jail profiles`
+// and `jail seccomp list`.
 type Entry struct {
 	Name        string
-	Description string // the resolved description, or why the profile does not load
+	Description string // the resolved description, or why it does not load
 	Source      string // "built-in", or the file's path
 }
 
@@ -136,7 +142,7 @@ type finder struct {
 // lstat sees it and, through a symlink, the file itself. Both are taken
 // before the read: a change made while it reads shows as a change later,
 // rather than being recorded as what was read.
-func (f finder) read(path, name string) (source, error) {
+func (f finder) read(path, name, kind string) (source, error) {
 	if f.files != nil {
 		abs, _ := filepath.Abs(path)
 		lfi, lerr := os.Lstat(abs)
@@ -150,7 +156,7 @@ func (f finder) read(path, name string) (source, error) {
 			}
 		}
 	}
-	src, _, err := readSource(path, name)
+	src, _, err := readSource(path, name, kind)
 	return src, err
 }
 
@@ -161,15 +167,21 @@ func isPath(ref string) bool {
 
 // checkName accepts the names a profile file can have in a search directory.
 func checkName(name string) error {
+	if !validName(name) {
+		return fmt.Errorf("%q is not a profile name: use letters, digits, '-', '_' and '.', or give a path", name)
+	}
+	return nil
+}
+
+// validName says whether name can name a file in a search directory, as
+// NAME.toml: no path, no hidden file, nothing an option parser would take.
+func validName(name string) bool {
 	ok := name != "" && len(name) <= 64 && name[0] != '.' && name[0] != '-'
 	for i := 0; ok && i < len(name); i++ {
 		c := name[i]
 		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
 	}
-	if !ok {
-		return fmt.Errorf("%q is not a profile name: use letters, digits, '-', '_' and '.', or give a path", name)
-	}
-	return nil
+	return ok
 }
 
 // find resolves ref, as named on the command line (from nil) or in the
@@ -177,13 +189,13 @@ func checkName(name string) error {
 func (f finder) find(ref string, from *layer) (source, error) {
 	if isPath(ref) {
 		if from == nil || filepath.IsAbs(ref) {
-			return f.read(ref, ref)
+			return f.read(ref, ref, "profile")
 		}
 		if from.dir == "" {
 			return source{}, fmt.Errorf("%q: a built-in profile extends only by name", ref)
 		}
 		// Named for problems as the extending file was, so paths read alike.
-		return f.read(filepath.Join(from.dir, ref), filepath.Join(filepath.Dir(from.file), ref))
+		return f.read(filepath.Join(from.dir, ref), filepath.Join(filepath.Dir(from.file), ref), "profile")
 	}
 	if err := checkName(ref); err != nil {
 		return source{}, err
@@ -193,7 +205,7 @@ func (f finder) find(ref string, from *layer) (source, error) {
 	}
 	for _, dir := range f.opts.SearchPath {
 		path := filepath.Join(dir, ref+".toml")
-		src, err := f.read(path, path)
+		src, err := f.read(path, path, "profile")
 		if errors.Is(err, fs.ErrNotExist) || err == nil && from != nil && src.id == from.id {
 			continue
 		}
@@ -211,10 +223,11 @@ func (f finder) find(ref string, from *layer) (source, error) {
 	return source{}, fmt.Errorf("no profile %q in %s; profiles: %s", ref, where, strings.Join(names, ", "))
 }
 
-// readSource reads one profile file, refusing anything too large to be one,
-// and, as ssh does with its configuration, one that someone other than the
-// caller or root owns or can write; problems will call it name.
-func readSource(path, name string) (source, fs.FileInfo, error) {
+// readSource reads one profile file (or another kind: a seccomp policy, an
+// OCI seccomp profile), refusing anything too large to be one, and, as ssh
+// does with its configuration, one that someone other than the caller or
+// root owns or can write; problems will call it name.
+func readSource(path, name, kind string) (source, fs.FileInfo, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return source{}, nil, err
@@ -222,45 +235,60 @@ func readSource(path, name string) (source, fs.FileInfo, error) {
 	defer file.Close()
 	fi, err := file.Stat()
 	if err != nil {
-		return source{}, nil, fmt.Errorf("read profile: %w", err)
+		return source{}, nil, fmt.Errorf("read %s: %w", kind, err)
 	}
-	if err := checkOwner(fi, path); err != nil {
+	if err := checkOwner(fi, path, kind); err != nil {
 		return source{}, nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(file, maxFileSize+1))
 	if err != nil {
-		return source{}, nil, fmt.Errorf("read profile: %w", err)
+		return source{}, nil, fmt.Errorf("read %s: %w", kind, err)
 	}
 	if len(data) > maxFileSize {
-		return source{}, nil, fmt.Errorf("read profile %s: larger than %d bytes", path, maxFileSize)
+		return source{}, nil, fmt.Errorf("read %s %s: larger than %d bytes", kind, path, maxFileSize)
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return source{}, nil, fmt.Errorf("read profile %s: %w", path, err)
+		return source{}, nil, fmt.Errorf("read %s %s: %w", kind, path, err)
 	}
 	return source{file: name, id: abs, dir: filepath.Dir(abs), data: data}, fi, nil
 }
 
-// checkOwner refuses a profile file that belongs to another user, or that
-// group or others may write: either could change a jail's policy behind
-// the caller's back.
-func checkOwner(fi fs.FileInfo, path string) error {
+// checkOwner refuses a profile file (or a policy file: kind says which)
+// that belongs to another user, or that group or others may write: either
+// could change a jail's policy behind the caller's back.
+func checkOwner(fi fs.FileInfo, path, kind string) error {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil
 	}
 	if st.Uid != 0 && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("profile %s belongs to uid %d: jail reads only profiles owned by you or root", path, st.Uid)
+		return fmt.Errorf("%s %s belongs to uid %d: jail reads only %s files owned by you or root", kind, path, st.Uid, kind)
 	}
 	if fi.Mode().IsRegular() && fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("profile %s is writable by group or others (mode %04o): chmod go-w it", path, fi.Mode().Perm())
+		return fmt.Errorf("%s %s is writable by group or others (mode %04o): chmod go-w it", kind, path, fi.Mode().Perm())
 	}
 	return nil
 }
 
+// fileKind is what an extends chain links: profiles, or seccomp policies.
+type fileKind int
+
+const (
+	profileFile fileKind = iota
+	policyFile
+)
+
 // chain decodes src and the profiles it extends, child first, collecting
 // every problem in every file it reaches.
 func (f finder) chain(src source) ([]*layer, Errors) {
+	return f.follow(src, profileFile)
+}
+
+// follow decodes src, a file of the given kind, and the files of that kind
+// it extends, child first, collecting every problem in every file it
+// reaches.
+func (f finder) follow(src source, kind fileKind) ([]*layer, Errors) {
 	var layers []*layer
 	var probs Errors
 	for {
@@ -269,8 +297,12 @@ func (f finder) chain(src source) ([]*layer, Errors) {
 			l = src.decoded()
 			l.src = string(src.data) // for the locator, should a problem name it
 		} else {
+			decode := decodeLayer
+			if kind == policyFile {
+				decode = decodePolicy
+			}
 			var ps Errors
-			l, ps = decodeLayer(src.file, src.data)
+			l, ps = decode(src.file, src.data)
 			probs = append(probs, ps...)
 			if l == nil {
 				return nil, probs
@@ -278,14 +310,18 @@ func (f finder) chain(src source) ([]*layer, Errors) {
 		}
 		l.id, l.dir = src.id, src.dir
 		layers = append(layers, l)
-		if l.extends == "" {
+		extends, find, noun := l.extends, f.find, "profiles"
+		if kind == policyFile {
+			extends, find, noun = l.policy.extends, f.findPolicy, "policies"
+		}
+		if extends == "" {
 			return layers, probs
 		}
 		if len(layers) > maxExtends {
-			probs = append(probs, l.problem("extends", fmt.Sprintf("more than %d profiles extend one another", maxExtends)))
+			probs = append(probs, l.problem("extends", fmt.Sprintf("more than %d %s extend one another", maxExtends, noun)))
 			return layers, probs
 		}
-		next, err := f.find(l.extends, l)
+		next, err := find(extends, l)
 		if err != nil {
 			probs = append(probs, l.problem("extends", err.Error()))
 			return layers, probs

@@ -7,7 +7,8 @@ package profiles
 // defaults. Scalars and [user]/[limits] fields take the child's value when
 // it sets one; env.keep is the union, parent order first; env.set merges per
 // variable; a mount with the same dst replaces the parent's in place, others
-// are appended in order.
+// are appended in order. [seccomp]'s audit merges like a scalar; its policy
+// comes whole from the nearest layer that names one, which build resolves.
 func merge(layers []*layer) *Profile {
 	p := defaults()
 	for i := len(layers) - 1; i >= 0; i-- {
@@ -58,6 +59,9 @@ func (p *Profile) overlay(l *layer) {
 	}
 	if set["network.mode"] {
 		p.Network.Mode = c.Network.Mode
+	}
+	if set["seccomp.audit"] {
+		p.Seccomp.Audit = c.Seccomp.Audit
 	}
 	for _, k := range c.Env.Keep {
 		p.keepEnv(k)

@@ -75,6 +75,7 @@ dst = "/c"
 		},
 		Limits:  Limits{Time: 5 * time.Minute, Core: u64(0), Nproc: u64(64)},
 		Network: Network{Mode: "none"},
+		Seccomp: Seccomp{Policy: "default", resolved: mustPolicy(t, "default", Options{})},
 		Mounts: []Mount{
 			{Type: "tmpfs", Dst: "/a"},
 			{Type: "tmpfs", Dst: "/b", Size: 1 << 20}, // replaced in place
@@ -82,7 +83,7 @@ dst = "/c"
 			{Type: "dir", Dst: "/c"},
 		},
 	}
-	p.Files = nil
+	want.opts = Options{SearchPath: []string{dir}}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("merged:\n%+v\nwant:\n%+v", p, want)
 	}
@@ -95,6 +96,7 @@ func TestMergeDefaults(t *testing.T) {
 	p := mustLoad(t, filepath.Join(dir, "empty.toml"), Options{})
 	want := defaults()
 	want.Name = filepath.Join(dir, "empty.toml")
+	want.Seccomp.resolved = mustPolicy(t, "default", Options{})
 	if !reflect.DeepEqual(p, &want) {
 		t.Errorf("empty profile = %+v, want %+v", p, want)
 	}

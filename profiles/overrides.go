@@ -6,6 +6,7 @@ package profiles
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 )
@@ -23,13 +24,19 @@ type Overrides struct {
 	Cwd       string   // --cwd DIR
 	Hostname  string   // --hostname NAME
 	TimeLimit string   // --time-limit DURATION, or "none" or "0"
-	Cwd0      string   // the caller's working directory
+	// Seccomp is --seccomp NAME: a named policy, looked up as the profile's
+	// own policy would be, or "none"; it replaces the profile's policy.
+	Seccomp      string
+	SeccompAudit bool   // --seccomp-audit: let denied calls through, reporting each
+	Cwd0         string // the caller's working directory
 }
 
 // Apply changes p by the flags in o. A mount at a destination the profile
 // already mounts replaces it, as a child profile's would. --keep-env KEY also
 // drops KEY from env.set, so the flag takes effect (set would win); --env
-// wins over both. Every bad value is reported, each naming its flag; on
+// wins over both. --seccomp replaces the profile's policy whole (its audit
+// setting stays), looked up where Load found the profile; --seccomp-audit
+// turns audit on. Every bad value is reported, each naming its flag; on
 // error p is unchanged.
 func (p *Profile) Apply(o Overrides) error {
 	q := p.clone()
@@ -77,6 +84,12 @@ func (p *Profile) Apply(o Overrides) error {
 		if a.check("--time-limit", o.TimeLimit, err) {
 			q.Limits.Time = d
 		}
+	}
+	if o.Seccomp != "" {
+		a.seccomp(o.Seccomp)
+	}
+	if o.SeccompAudit {
+		q.Seccomp.Audit = true
 	}
 	if len(a.errs) > 0 {
 		return errors.Join(a.errs...)
@@ -187,6 +200,21 @@ func (a *applier) tmpfs(v string) {
 	if ok {
 		a.p.addMount(m)
 	}
+}
+
+// seccomp replaces the profile's policy by the one named, looked up where
+// Load found the profile; the files it reads join the profile's.
+func (a *applier) seccomp(name string) {
+	if !a.check("--seccomp", name, checkPolicyRef(name)) {
+		return
+	}
+	files := maps.Clone(a.p.Files) // p's own stay as they were should Apply fail
+	policy, err := finder{opts: a.p.opts, files: files}.policy(name)
+	if !a.check("--seccomp", name, err) {
+		return
+	}
+	a.p.Seccomp = Seccomp{Policy: name, Audit: a.p.Seccomp.Audit, resolved: policy}
+	a.p.Files = files
 }
 
 // wrapValue names a part of a flag's value in its error: size "lots": ...

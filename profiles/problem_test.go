@@ -53,7 +53,7 @@ func TestSchemaTags(t *testing.T) {
 	check := func(typ reflect.Type, keys []string) {
 		for i := range typ.NumField() {
 			tag := typ.Field(i).Tag.Get("toml")
-			if tag != "-" && !slices.Contains(keys, tag) {
+			if typ.Field(i).IsExported() && tag != "-" && !slices.Contains(keys, tag) {
 				t.Errorf("%s.%s has tag %q, not a key of %v", typ.Name(), typ.Field(i).Name, tag, keys)
 			}
 		}
@@ -64,6 +64,7 @@ func TestSchemaTags(t *testing.T) {
 	check(reflect.TypeFor[Limits](), limitKeys)
 	check(reflect.TypeFor[Network](), networkKeys)
 	check(reflect.TypeFor[Mount](), mountKeys)
+	check(reflect.TypeFor[Seccomp](), seccompKeys)
 	for _, r := range rlimits {
 		if !slices.Contains(limitKeys, r.key) || (&Limits{}).rlimit(r.key) == nil {
 			t.Errorf("rlimit %q is not wired up", r.key)

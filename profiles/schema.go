@@ -11,11 +11,13 @@ package profiles
 
 import (
 	"io/fs"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"jail/mount"
+	"jail/seccomp"
 )
 
 // Profile is one resolved profile: its `extends` chain merged, every default
@@ -37,7 +39,12 @@ type Profile struct {
 	Env     Env     `toml:"env"`
 	Limits  Limits  `toml:"limits"`
 	Network Network `toml:"network"`
+	Seccomp Seccomp `toml:"seccomp"`
 	Mounts  []Mount `toml:"mount"`
+
+	// opts is where Load found the profile, so that Apply looks a
+	// --seccomp policy up where Load would have.
+	opts Options
 }
 
 // User says who the command is: its ids inside the jail, and which host ids
@@ -74,6 +81,25 @@ type Limits struct {
 // Network says what network the jail has.
 type Network struct {
 	Mode string `toml:"mode"` // only "none" so far
+}
+
+// Seccomp is the profile's [seccomp] table: the syscall filter the command
+// runs under. Exactly one of Policy, Inline and OCI is set: a profile that
+// says nothing gets Policy "default", and only Policy "none", said in so
+// many words, means no filter (security invariant 4).
+type Seccomp struct {
+	Policy string          `toml:"policy"` // a named policy (jail seccomp list), or "none"
+	Inline *seccomp.Policy `toml:"-"`      // rules written in the profile, their extends merged in; Name "inline"
+	OCI    string          `toml:"oci"`    // an OCI (Docker) seccomp profile's absolute path, imported
+	Audit  bool            `toml:"audit"`  // let denied calls through, reporting each
+	// Warnings are what importing OCI skipped or changed (a syscall this
+	// libseccomp does not know, ...): show prints them, a run should too.
+	Warnings []string `toml:"-"`
+
+	// resolved is what Policy or OCI names, as Load or Apply read it: the
+	// files it came from are in the profile's Files. Never changed once
+	// read, so clones share it.
+	resolved *seccomp.Policy
 }
 
 // Mount is one entry of the profile's mount list: what to put where in the
@@ -122,12 +148,16 @@ var mountTypeNames = []string{"bind", "ro-bind", "tmpfs", "proc", "dev", "symlin
 
 // The keys each table may hold, for unknown-key errors and suggestions.
 var (
-	topKeys     = []string{"description", "extends", "hostname", "cwd", "new_session", "user", "env", "limits", "network", "mount"}
+	topKeys     = []string{"description", "extends", "hostname", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount"}
 	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode"}
 	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content"}
 	limitKeys   = []string{"time", "core", "nofile", "nproc", "fsize", "cpu", "as", "stack"}
+	seccompKeys = []string{"policy", "oci", "audit", "extends", "default", "rule"}
+	policyKeys  = []string{"description", "extends", "default", "rule"} // a policy file's
+	ruleKeys    = []string{"syscalls", "action", "comment", "arg"}
+	argKeys     = []string{"index", "op", "value", "mask"}
 )
 
 // limitKind says how an rlimit's value is written.
@@ -189,6 +219,7 @@ func defaults() Profile {
 		User:       User{UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534},
 		Env:        Env{Set: map[string]string{}},
 		Network:    Network{Mode: networkNone},
+		Seccomp:    Seccomp{Policy: policyDefault},
 	}
 }
 
@@ -208,5 +239,9 @@ func (p *Profile) clone() *Profile {
 		}
 	}
 	c.Mounts = append([]Mount(nil), p.Mounts...)
+	c.Seccomp.Inline = clonePolicy(p.Seccomp.Inline)
+	c.Seccomp.Warnings = slices.Clone(p.Seccomp.Warnings)
+	// resolved is shared: nothing changes it once read (Config hands out
+	// a copy).
 	return &c
 }

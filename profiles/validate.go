@@ -11,6 +11,7 @@ import (
 	"maps"
 	"math"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -176,10 +177,7 @@ func typesWith(key string) string {
 			names = append(names, n)
 		}
 	}
-	if len(names) < 2 {
-		return strings.Join(names, "")
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return andList(names)
 }
 
 // check validates a whole profile held in memory: code may have built or
@@ -212,6 +210,7 @@ func (p *Profile) check() error {
 		add("limits.nofile", checkNofile(*p.Limits.Nofile))
 	}
 	add("network.mode", checkNetworkMode(p.Network.Mode))
+	errs = append(errs, p.Seccomp.check()...)
 	dsts := map[string]bool{}
 	for i, m := range p.Mounts {
 		key := indexKey("mount", i+1)
@@ -265,6 +264,46 @@ func (m *Mount) check(key string) []error {
 	}
 	if m.Mode > 0o7777 {
 		errs = append(errs, fmt.Errorf("%s.mode: %w", key, errMode))
+	}
+	return errs
+}
+
+// check validates the seccomp settings held in memory: exactly one policy,
+// an inline one that seccomp.Policy.Check accepts, and a named or imported
+// one that was read for what the profile names now. (The policy read is not
+// checked again: only the decoder, which checked every value with its
+// place in its file, makes one.)
+func (s *Seccomp) check() []error {
+	ways := 0
+	for _, set := range []bool{s.Policy != "", s.Inline != nil, s.OCI != ""} {
+		if set {
+			ways++
+		}
+	}
+	if ways != 1 {
+		return []error{errors.New("seccomp: give exactly one of policy, oci or an inline policy")}
+	}
+	var errs []error
+	switch {
+	case s.Inline != nil:
+		if s.Inline.Name != inlineName || s.Inline.None {
+			errs = append(errs, fmt.Errorf("seccomp: an inline policy is named %q and is a filter", inlineName))
+		}
+		for _, err := range s.Inline.Check() {
+			errs = append(errs, fmt.Errorf("seccomp.%w", err))
+		}
+	case s.OCI != "":
+		if !filepath.IsAbs(s.OCI) || filepath.Clean(s.OCI) != s.OCI {
+			errs = append(errs, fmt.Errorf("seccomp.oci: %q: must be absolute and clean", s.OCI))
+		} else if s.resolved == nil || s.resolved.Name != ociPrefix+s.OCI || s.resolved.None {
+			errs = append(errs, fmt.Errorf("seccomp.oci: %q was not imported: Load imports it", s.OCI))
+		}
+	default:
+		if err := checkPolicyRef(s.Policy); err != nil {
+			errs = append(errs, fmt.Errorf("seccomp.policy: %q: %w", s.Policy, err))
+		} else if s.resolved == nil || s.resolved.Name != s.Policy || s.resolved.None != (s.Policy == policyNone) {
+			errs = append(errs, fmt.Errorf("seccomp.policy: %q was not read: Load, or Apply with Overrides.Seccomp, reads it", s.Policy))
+		}
 	}
 	return errs
 }

@@ -53,14 +53,18 @@ func TestWrong(t *testing.T) {
 	}
 }
 
-// wrongErrors loads f and returns its error lines, with paths relative to
-// testdata so the want lines do not depend on where the test runs.
+// wrongErrors loads f, with testdata as the search path (so a profile can
+// name a policy in testdata/seccomp), and returns its error lines, with
+// paths relative to testdata so the want lines do not depend on where the
+// test runs.
 func wrongErrors(f string) []string {
-	_, err := Load(f, Options{})
+	_, err := Load(f, Options{SearchPath: []string{"testdata"}})
 	if err == nil {
 		return []string{"(no error)"}
 	}
-	return strings.Split(strings.ReplaceAll(err.Error(), "testdata/", ""), "\n")
+	abs, _ := filepath.Abs("testdata")
+	msg := strings.ReplaceAll(err.Error(), abs+"/", "")
+	return strings.Split(strings.ReplaceAll(msg, "testdata/", ""), "\n")
 }
 
 // splitWants separates a file's leading want lines from the rest.

@@ -175,7 +175,7 @@ func scriptEnv(ts *testscript.TestScript) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "SECRET", "TESTER_UID", "TESTER_GID", "UID", "JAIL_PROFILE_PATH", "TERM", "XDG_RUNTIME_DIR"} {
+	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "SECRET", "TESTER_UID", "TESTER_GID", "UID", "JAIL_PROFILE_PATH", "TERM", "XDG_RUNTIME_DIR", "SYSPROBE", "REPO"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
