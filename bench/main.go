@@ -3,7 +3,9 @@
 // with the same isolation as jail's default profile, side by side in one run,
 // and reports per-call latency, parallel throughput and the jail/bwrap ratios
 // (the performance budget in DESIGN.md: ratio of medians ≤ 1.00, ratio of
-// throughputs ≥ 1.00).
+// throughputs ≥ 1.00). It also launches `jail -p default --seccomp none`, to
+// show what the seccomp filter adds to a call (its compiled program cached),
+// and times a first-time compile of the default policy separately.
 //
 // Usage (from the module root, after building the jail binary):
 //
@@ -98,6 +100,7 @@ type Report struct {
 	Launchers  []Launcher   `json:"launchers"`
 	Latency    LatencyPart  `json:"latency"`
 	Throughput ThroughPart  `json:"throughput"`
+	Seccomp    SeccompPart  `json:"seccomp"`
 	Targets    TargetValues `json:"targets"`
 }
 
@@ -125,6 +128,9 @@ type LatencyPart struct {
 	SamplesMs       map[string][]float64 `json:"samples_ms"`
 	JailBwrapMedian float64              `json:"jail_bwrap_median_ratio"`
 	JailBwrapP95    float64              `json:"jail_bwrap_p95_ratio"`
+	// FilterMedian is the jail/jail-nofilter ratio of the medians: what
+	// loading the (cached) seccomp program adds to a call.
+	FilterMedian float64 `json:"filter_median_ratio"`
 }
 
 // ThroughPart is the parallel calls-per-second measurement.
@@ -172,17 +178,24 @@ func run(cfg config, w io.Writer) error {
 	}
 	printLatency(w, ls, rep.Latency)
 
-	sandboxes := ls[1:] // jail, bwrap
+	sandboxes := ls[1:3] // jail, bwrap
 	fmt.Fprintf(w, "\nthroughput: %d workers at once, %d bursts of %v each, alternating %s …\n",
 		cfg.parallel, throughputRounds, cfg.duration, names(slices.Repeat(sandboxes, throughputRounds)))
 	if rep.Throughput, err = throughputPart(cs, sandboxes, cfg); err != nil {
 		return err
 	}
 	printThroughput(w, rep.Throughput)
+
+	fmt.Fprintf(w, "\nseccomp: %d first-time compiles of the %s policy (what a cache miss adds) …\n", compileRuns, compiledPolicy)
+	if rep.Seccomp, err = seccompPart(); err != nil {
+		return err
+	}
+	printSeccomp(w, rep.Seccomp)
 	return writeJSON(cfg.jsonPath, rep)
 }
 
-// setup finds the binaries and builds the three launchers: true, jail, bwrap.
+// setup finds the binaries and builds the launchers: true, jail, bwrap, and
+// jail-nofilter.
 func setup(cfg config) ([]launcher, Host, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -200,6 +213,7 @@ func setup(cfg config) ([]launcher, Host, error) {
 		{Name: "true", Argv: []string{target}},
 		{Name: "jail", Argv: []string{jail, "-p", "default", "--", target}},
 		{Name: "bwrap", Argv: append([]string{bwrap}, bargs...)},
+		{Name: "jail-nofilter", Argv: []string{jail, "-p", "default", "--seccomp", "none", "--", target}},
 	}
 	host := Host{
 		Kernel:       kernelRelease(),

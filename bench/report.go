@@ -12,7 +12,8 @@ import (
 )
 
 // latencyPart measures the launchers one call at a time, alternating, and
-// summarises the samples; ls must be true, jail, bwrap in that order.
+// summarises the samples; ls must be true, jail, bwrap, jail-nofilter in
+// that order.
 func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 	samples, err := measureLatency(c, ls, cfg.warmup, cfg.runs)
 	if err != nil {
@@ -30,6 +31,7 @@ func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 	j, b := p.Stats["jail"], p.Stats["bwrap"]
 	p.JailBwrapMedian = ratio(j.Median, b.Median)
 	p.JailBwrapP95 = ratio(j.P95, b.P95)
+	p.FilterMedian = ratio(j.Median, p.Stats["jail-nofilter"].Median)
 	return p, nil
 }
 
@@ -89,19 +91,20 @@ func printHeader(w io.Writer, r Report) {
 	tw.Flush()
 	fmt.Fprintln(w, "command lines:")
 	for _, l := range r.Launchers {
-		fmt.Fprintf(w, "  %-6s %s\n", l.Name, l.Command)
+		fmt.Fprintf(w, "  %-13s %s\n", l.Name, l.Command)
 	}
 }
 
 // printLatency prints the per-launcher statistics and the jail/bwrap ratios.
 func printLatency(w io.Writer, ls []launcher, p LatencyPart) {
-	fmt.Fprintf(w, "  %-8s %8s %8s %8s %8s   (ms per call)\n", "launcher", "median", "p95", "mean", "min")
+	fmt.Fprintf(w, "  %-13s %8s %8s %8s %8s   (ms per call)\n", "launcher", "median", "p95", "mean", "min")
 	for _, l := range ls {
 		s := p.Stats[l.Name]
-		fmt.Fprintf(w, "  %-8s %8.2f %8.2f %8.2f %8.2f\n", l.Name, s.Median, s.P95, s.Mean, s.Min)
+		fmt.Fprintf(w, "  %-13s %8.2f %8.2f %8.2f %8.2f\n", l.Name, s.Median, s.P95, s.Mean, s.Min)
 	}
 	fmt.Fprintf(w, "  ratio jail/bwrap of the medians:  %5.2f   %s\n", p.JailBwrapMedian, verdict(p.JailBwrapMedian <= 1, "≤"))
 	fmt.Fprintf(w, "  ratio jail/bwrap of the p95s:     %5.2f   %s\n", p.JailBwrapP95, verdict(p.JailBwrapP95 <= 1, "≤"))
+	fmt.Fprintf(w, "  ratio jail/jail-nofilter of the medians (the seccomp filter, cached): %5.2f\n", p.FilterMedian)
 }
 
 // printThroughput prints calls per second for jail and bwrap and their ratio.
