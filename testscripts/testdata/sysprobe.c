@@ -196,6 +196,48 @@ static int probe(const char *n)
 		ioctl(s, TIOCSCTTY, 0);
 		char c = 'x';
 		report(n, syscall(SYS_ioctl, s, 0x100000000UL | TIOCSTI, &c));
+	} else if (!strcmp(n, "ioctl-tioclinux")) {
+		/* TIOCLINUX (0x541C) on the jail's pty; 12 = TIOCL_GETSHIFTSTATE. */
+		int m = posix_openpt(O_RDWR | O_NOCTTY);
+		char sub = 12;
+		report(n, syscall(SYS_ioctl, m, 0x541C, &sub));
+	} else if (!strcmp(n, "open-suid")) {
+		/* A new file made setuid by open's mode, not by chmod. */
+		report(n, syscall(SYS_open, "/tmp/sysprobe-suid", O_CREAT | O_WRONLY, 04755));
+	} else if (!strcmp(n, "openat-sgid")) {
+		report(n, syscall(SYS_openat, AT_FDCWD, "/tmp/sysprobe-sgid", O_CREAT | O_WRONLY, 02755));
+	} else if (!strcmp(n, "openat-plain")) {
+		report(n, syscall(SYS_openat, AT_FDCWD, "/tmp/sysprobe-plain", O_CREAT | O_WRONLY, 0644));
+	} else if (!strcmp(n, "openat2"))
+		report(n, syscall(SYS_openat2, AT_FDCWD, "/", NULL, 0));
+	else if (!strcmp(n, "name_to_handle_at"))
+		report(n, syscall(SYS_name_to_handle_at, AT_FDCWD, "/", NULL, NULL, 0));
+	else if (!strcmp(n, "modify_ldt"))
+		report(n, syscall(SYS_modify_ldt, 0, buf, 16));
+	else if (!strcmp(n, "set_mempolicy"))
+		report(n, syscall(SYS_set_mempolicy, 0, NULL, 0));
+	else if (!strcmp(n, "sysfs"))
+		report(n, syscall(SYS_sysfs, 3));
+	else if (!strcmp(n, "iopl"))
+		report(n, syscall(SYS_iopl, 3));
+	else if (!strcmp(n, "ioperm"))
+		report(n, syscall(SYS_ioperm, 0x80, 1, 1));
+	else if (!strcmp(n, "syslog"))
+		report(n, syscall(SYS_syslog, 10, NULL, 0)); /* SYSLOG_ACTION_SIZE_BUFFER */
+	else if (!strcmp(n, "sethostname"))
+		report(n, syscall(SYS_sethostname, "x", 1));
+	else if (!strcmp(n, "vhangup"))
+		report(n, syscall(SYS_vhangup));
+	else if (!strcmp(n, "fanotify_init"))
+		report(n, syscall(SYS_fanotify_init, 0, 0));
+	else if (!strcmp(n, "kcmp"))
+		report(n, syscall(SYS_kcmp, getpid(), getpid(), 0, 0, 0));
+	else if (!strcmp(n, "pidfd_getfd")) {
+		int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+		report(n, syscall(SYS_pidfd_getfd, pfd, 1, 0));
+	} else if (!strcmp(n, "x32")) {
+		/* getpid (39) through the x32 ABI: the same entry, bit 30 set. */
+		report(n, syscall(0x40000000 | 39));
 	} else if (!strcmp(n, "file_getattr")) {
 		/* Linux 6.17's file_getattr, by number (468 on x86_64 and
 		 * arm64 alike): newer than libseccomp's syscall table. */
