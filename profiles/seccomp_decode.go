@@ -231,10 +231,16 @@ func (d *decoder) rule(key string, t map[string]any) (r seccomp.Rule, ok bool) {
 			if !ok {
 				continue
 			}
+			compared := map[uint]string{} // argument index -> the condition's key
 			for i, x := range tables {
 				ckey := indexKey(kkey, i+1)
 				if ct, ok := d.table(ckey, x); ok {
 					if c, ok := d.cond(ckey, ct); ok {
+						if other, dup := compared[c.Index]; dup {
+							d.fail(ckey+".index", "argument %d is already compared by %s: a filter compares each argument once per rule; write a rule for each condition", c.Index, other)
+							continue
+						}
+						compared[c.Index] = ckey
 						r.Conds = append(r.Conds, c)
 					}
 				}

@@ -182,32 +182,68 @@ const msgNoDefault = `required: the action for syscalls no rule names: "allow" f
 // wins, and the nearest default wins. inline, when set, is the profile
 // layer whose [seccomp] table is the chain's child.
 func mergedPolicy(name string, layers []*layer, inline *layer) (*seccomp.Policy, error) {
-	defs := make([]*policyDef, 0, len(layers)+1)
+	// Each policy, child first, with the layer that writes it and the key
+	// of its rules there.
+	type def struct {
+		*policyDef
+		l    *layer
+		base string
+	}
+	defs := make([]def, 0, len(layers)+1)
 	if inline != nil {
-		defs = append(defs, inline.policy)
+		defs = append(defs, def{inline.policy, inline, "seccomp.rule"})
 	}
 	for _, l := range layers {
-		defs = append(defs, l.policy)
+		defs = append(defs, def{l.policy, l, "rule"})
 	}
 	p := &seccomp.Policy{Name: name}
 	hasDefault := false
+	type origin struct {
+		l   *layer
+		key string
+	}
+	var origins []origin // of each of p.Rules
 	for i := len(defs) - 1; i >= 0; i-- {
-		if d := defs[i].dflt; d != nil {
-			p.Default, hasDefault = *d, true
+		d := defs[i]
+		if d.dflt != nil {
+			p.Default, hasDefault = *d.dflt, true
 		}
-		p.Rules = append(p.Rules, defs[i].rules...) // the layers are this load's own
+		p.Rules = append(p.Rules, d.rules...) // the layers are this load's own
+		for j := range d.rules {
+			origins = append(origins, origin{d.l, indexKey(d.base, j+1)})
+		}
 	}
-	if hasDefault {
-		return p, nil
+	if !hasDefault {
+		if inline != nil {
+			return nil, Errors{inline.problem("seccomp.default", msgNoDefault)}
+		}
+		prob := layers[0].problem("default", msgNoDefault)
+		if prob.Line == 0 {
+			prob.Line, prob.Col = 1, 1 // a key that is missing has no place of its own
+		}
+		return nil, Errors{prob}
 	}
-	if inline != nil {
-		return nil, Errors{inline.problem("seccomp.default", msgNoDefault)}
+	// Rules the filter would compile other than they read, each placed in
+	// the file that writes it.
+	var probs Errors
+	for _, err := range p.RuleProblems() {
+		var re *seccomp.RuleError
+		if errors.As(err, &re) && re.Rule < len(origins) {
+			o, msg := origins[re.Rule], re.Err.Error()
+			if re.Other >= 0 && re.Other < len(origins) {
+				e := origins[re.Other]
+				line, _ := e.l.locator().find(e.key)
+				msg += fmt.Sprintf(" (the earlier rule: %s:%d %s)", e.l.file, line, e.key)
+			}
+			probs = append(probs, o.l.problem(o.key, msg))
+		} else {
+			probs = append(probs, defs[0].l.problem(defs[0].base, err.Error()))
+		}
 	}
-	prob := layers[0].problem("default", msgNoDefault)
-	if prob.Line == 0 {
-		prob.Line, prob.Col = 1, 1 // a key that is missing has no place of its own
+	if len(probs) > 0 {
+		return nil, probs
 	}
-	return nil, Errors{prob}
+	return p, nil
 }
 
 // build merges a profile's layers (child first) and resolves its seccomp
@@ -295,6 +331,9 @@ func (f finder) oci(l *layer) (string, *seccomp.Policy, []string, error) {
 		return "", nil, nil, err
 	}
 	pol, warnings, err := seccomp.ImportOCI(src.data, runtime.GOARCH)
+	if err == nil {
+		err = errors.Join(pol.RuleProblems()...)
+	}
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -79,7 +79,7 @@ func build(p *Policy, mode Mode) (*libseccomp.ScmpFilter, *Program, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("seccomp: native architecture: %w", err)
 	}
-	rules, err := expand(p.Rules, arch)
+	rules, err := expand(p, arch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -174,33 +174,23 @@ type compiled struct {
 	conds  []Cond
 }
 
-// expand resolves groups and syscall numbers; for a syscall and the same
-// conditions, the last rule wins (libseccomp refuses duplicates).
-func expand(rules []Rule, arch libseccomp.ScmpArch) ([]compiled, error) {
+// expand resolves the rules (resolve) and the syscall numbers of this
+// architecture.
+func expand(p *Policy, arch libseccomp.ScmpArch) ([]compiled, error) {
+	rules, errs := p.resolve()
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("seccomp: %w", errs[0])
+	}
 	var out []compiled
-	at := map[string]int{}
 	for _, r := range rules {
-		names, err := expandNames(r.Names, map[string]bool{})
+		nr, err := libseccomp.GetSyscallFromNameByArch(r.name, arch)
 		if err != nil {
-			return nil, err
-		}
-		for _, name := range names {
-			nr, err := libseccomp.GetSyscallFromNameByArch(name, arch)
-			if err != nil {
-				if Known(name) {
-					continue // another architecture's syscall
-				}
-				return nil, fmt.Errorf("seccomp: unknown syscall %q", name)
+			if Known(r.name) {
+				continue // another architecture's syscall
 			}
-			key := fmt.Sprint(nr, r.Conds)
-			c := compiled{name: name, nr: nr, action: r.Action, conds: r.Conds}
-			if i, ok := at[key]; ok {
-				out[i] = c
-				continue
-			}
-			at[key] = len(out)
-			out = append(out, c)
+			return nil, fmt.Errorf("seccomp: unknown syscall %q", r.name)
 		}
+		out = append(out, compiled{name: r.name, nr: nr, action: r.action, conds: r.conds})
 	}
 	return out, nil
 }

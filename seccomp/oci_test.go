@@ -429,6 +429,11 @@ func TestDefaultDeniesWhatDockerDenies(t *testing.T) {
 	dm, jm := newModel(docker), newModel(dflt)
 	for _, name := range nativeSyscalls(t) {
 		for _, args := range argSamples(name, docker, dflt) {
+			if name == "personality" && args[0] > 0xffffffff {
+				// The kernel reads the persona as an unsigned int: Docker's
+				// 64-bit compare refuses high bits the call never sees.
+				continue
+			}
 			cl := call{name, args}
 			d, j := dm.decide(cl), jm.decide(cl)
 			if d.Kind != seccomp.Allow && j.Kind == seccomp.Allow {

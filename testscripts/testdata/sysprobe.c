@@ -201,6 +201,10 @@ static int probe(const char *n)
 		int m = posix_openpt(O_RDWR | O_NOCTTY);
 		char sub = 12;
 		report(n, syscall(SYS_ioctl, m, 0x541C, &sub));
+	} else if (!strcmp(n, "ioctl-tcgets")) {
+		/* An ordinary ioctl: on /dev/null the kernel answers ENOTTY. */
+		int fd = open("/dev/null", O_RDONLY);
+		report(n, syscall(SYS_ioctl, fd, TCGETS, buf));
 	} else if (!strcmp(n, "open-suid")) {
 		/* A new file made setuid by open's mode, not by chmod. */
 		report(n, syscall(SYS_open, "/tmp/sysprobe-suid", O_CREAT | O_WRONLY, 04755));
