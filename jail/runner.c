@@ -206,6 +206,7 @@ struct outcome {
 	int have_status, exited, code; /* from PID 1's status record */
 	int timed_out;
 	char err[1100];                /* the init stage's error line */
+	const char *fatal;             /* the runner's own failure, which ended the jail */
 	uint64_t setup_ns, wall_ns;
 	struct rusage ru;
 };
@@ -252,6 +253,11 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 		fprintf(f, "\"signal_name\":\"SIG%s\",", abbrev);
 	fprintf(f, "\"timed_out\":%s,\"wall_ms\":%.3f,\"setup_ms\":%.3f,\"cpu_user_ms\":%.3f,\"cpu_system_ms\":%.3f,",
 		o->timed_out ? "true" : "false", ms(o->wall_ns), ms(o->setup_ns), tv_ms(o->ru.ru_utime), tv_ms(o->ru.ru_stime));
+	/* jail's own CPU, outside the jail's limits: answering refused
+	 * calls costs it, and a command that floods them shows here. */
+	struct rusage self;
+	if (getrusage(RUSAGE_SELF, &self) == 0)
+		fprintf(f, "\"jail_cpu_ms\":%.3f,", tv_ms(self.ru_utime) + tv_ms(self.ru_stime));
 	fputs("\"seccomp\":", f);
 	json_str(f, (p->sc_flags & SC_LOAD) ? p->sc_name : "none");
 	/* A replayed plan compiled nothing, whatever it says of its first run. */
@@ -308,10 +314,23 @@ static int open_status(const char *to, struct jerr *e)
 static void finish(const struct run_plan *p, int status_fd, const struct outcome *o, const char *jail_err)
 	__attribute__((noreturn));
 
+/* kill_jail ends the whole jail: PID 1 dies, and the kernel kills its pid
+ * namespace with it, daemons and grandchildren too. Before PID 1 is
+ * known, the init stage's process group holds it. */
+static void kill_jail(pid_t pid1, pid_t stage, int stage_gone)
+{
+	if (pid1)
+		kill(pid1, SIGKILL);
+	else if (!stage_gone)
+		kill(-stage, SIGKILL);
+}
+
 static void finish(const struct run_plan *p, int status_fd, const struct outcome *o, const char *jail_err)
 {
 	int code, sig = 0;
 	const char *err = NULL, *line = NULL;
+	if (!jail_err)
+		jail_err = o->fatal;
 	if (jail_err) {
 		code = 125;
 		err = line = jail_err;
@@ -513,11 +532,20 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		close(nt[0]);
 	own[P_SIG] = signalfd(-1, &fwd, SFD_CLOEXEC);
 	own[P_TIMER] = -1;
+	int timer_ok = 1;
 	if (p->time_limit_ns) {
 		own[P_TIMER] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		uint64_t at = started + p->time_limit_ns;
 		struct itimerspec its = {.it_value = {.tv_sec = (time_t)(at / 1000000000u), .tv_nsec = (long)(at % 1000000000u)}};
-		timerfd_settime(own[P_TIMER], TFD_TIMER_ABSTIME, &its, NULL);
+		timer_ok = own[P_TIMER] >= 0 && timerfd_settime(own[P_TIMER], TFD_TIMER_ABSTIME, &its, NULL) == 0;
+	}
+	if (own[P_SIG] < 0 || !timer_ok) {
+		/* Without them, signals would not reach the command or the
+		 * time limit would not hold: no jail rather than less of one. */
+		jerr_set(&e, errno, own[P_SIG] < 0 ? "signalfd for forwarding signals" : "timerfd for the time limit");
+		kill(stage, SIGKILL);
+		reap(stage);
+		finish(p, status_fd, &o, e.msg);
 	}
 	fcntl(pl[1], F_SETFL, O_NONBLOCK);
 
@@ -602,10 +630,20 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			}
 		}
 		if (own[P_NOTIFY] >= 0 && fds[P_NOTIFY].revents) {
-			/* The init stage loaded the filter: its listener. */
+			/* The init stage loaded the filter: its listener. Without
+			 * it the refused calls would go unanswered (or, the filter
+			 * losing its listener, fail ENOSYS unreported): the jail
+			 * ends. An init stage that died before loading sends
+			 * nothing, and says why on its error pipe. */
+			char byte;
+			int eof = recv(nt[0], &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
 			own[P_LISTENER] = sc_recv_listener(nt[0]);
 			close(nt[0]);
 			own[P_NOTIFY] = -1;
+			if (own[P_LISTENER] < 0 && !eof) {
+				o.fatal = "could not take the seccomp listener from the init stage (file descriptor limit?)";
+				kill_jail(pid1, stage, stage_gone);
+			}
 		}
 		if (own[P_LISTENER] >= 0 && fds[P_LISTENER].revents) {
 			/* A handed call waits; or, hung up, the jail is gone. */
@@ -618,10 +656,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			/* PID 1 dies, and the kernel kills the whole pid
 			 * namespace with it: daemons and grandchildren too. */
 			o.timed_out = 1;
-			if (pid1)
-				kill(pid1, SIGKILL);
-			else if (!stage_gone)
-				kill(-stage, SIGKILL); /* PID 1, if already forked, is in its group */
+			kill_jail(pid1, stage, stage_gone);
 			close(own[P_TIMER]);
 			own[P_TIMER] = -1;
 		}

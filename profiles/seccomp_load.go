@@ -203,10 +203,12 @@ func mergedPolicy(name string, layers []*layer, inline *layer) (*seccomp.Policy,
 		key string
 	}
 	var origins []origin // of each of p.Rules
+	var dflt origin      // of p.Default
 	for i := len(defs) - 1; i >= 0; i-- {
 		d := defs[i]
 		if d.dflt != nil {
 			p.Default, hasDefault = *d.dflt, true
+			dflt = origin{d.l, strings.TrimSuffix(d.base, "rule") + "default"}
 		}
 		p.Rules = append(p.Rules, d.rules...) // the layers are this load's own
 		for j := range d.rules {
@@ -228,7 +230,9 @@ func mergedPolicy(name string, layers []*layer, inline *layer) (*seccomp.Policy,
 	var probs Errors
 	for _, err := range p.RuleProblems() {
 		var re *seccomp.RuleError
-		if errors.As(err, &re) && re.Rule < len(origins) {
+		if errors.As(err, &re) && re.Rule < 0 {
+			probs = append(probs, dflt.l.problem(dflt.key, re.Err.Error()))
+		} else if errors.As(err, &re) && re.Rule < len(origins) {
 			o, msg := origins[re.Rule], re.Err.Error()
 			if re.Other >= 0 && re.Other < len(origins) {
 				e := origins[re.Other]

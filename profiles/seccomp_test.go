@@ -65,6 +65,10 @@ value = "0xffffffffffffffff"
 [[rule]]
 syscalls = ["mount"]
 action = "allow"
+[[rule]]
+syscalls = ["sendmsg", "execve", "exit", "exit_group"]
+action = "allow"
+comment = "what jail needs under the filter"
 `,
 		"seccomp/inherits.toml": `
 extends = "child"
@@ -81,14 +85,15 @@ rule = [{ syscalls = ["personality"], action = "trap", arg = [{ index = 0, op = 
 				{Index: 0, Op: seccomp.Ne, Value: 1<<64 - 1},
 			}},
 			{Names: []string{"mount"}, Action: allow}, // after the parent's: it wins
+			{Names: seccomp.Needed, Action: allow, Comment: "what jail needs under the filter"},
 		},
 	}
 	if got := mustPolicy(t, "child", opts); !reflect.DeepEqual(got, want) {
 		t.Errorf("child:\n%+v\nwant:\n%+v", got, want)
 	}
 	got := mustPolicy(t, "inherits", opts)
-	if got.Default != eNoSys || len(got.Rules) != 4 || got.Rules[3].Action.Kind != seccomp.Trap ||
-		got.Rules[3].Conds[0] != (seccomp.Cond{Index: 0, Op: seccomp.Gt, Value: 8}) {
+	if got.Default != eNoSys || len(got.Rules) != 5 || got.Rules[4].Action.Kind != seccomp.Trap ||
+		got.Rules[4].Conds[0] != (seccomp.Cond{Index: 0, Op: seccomp.Gt, Value: 8}) {
 		t.Errorf("inherits (default from its parent, inline array rules): %+v", got)
 	}
 	if p := mustPolicy(t, "none", opts); !p.None || p.Name != "none" {
@@ -222,7 +227,7 @@ func TestBuiltinPolicies(t *testing.T) {
 
 func TestSeccompProfiles(t *testing.T) {
 	dir, opts := searchDir(t, map[string]string{
-		"seccomp/deny.toml": "description = \"d\"\ndefault = { errno = \"EPERM\" }\n[[rule]]\nsyscalls = [\"read\"]\naction = \"allow\"\n",
+		"seccomp/deny.toml": "description = \"d\"\ndefault = { errno = \"EPERM\" }\n[[rule]]\nsyscalls = [\"read\", \"sendmsg\", \"execve\", \"exit\", \"exit_group\"]\naction = \"allow\"\n",
 		"named.toml":        "[seccomp]\npolicy = \"deny\"\naudit = true\n",
 		"child-audit.toml":  "extends = \"named\"\n[seccomp]\naudit = false\n",
 		"child-none.toml":   "extends = \"named\"\nseccomp = { policy = \"none\" }\n",
@@ -234,7 +239,7 @@ syscalls = ["write"]
 action = "allow"
 comment = "and write"
 `,
-		"inline-own.toml":      "[seccomp]\ndefault = \"kill_process\"\n",
+		"inline-own.toml":      "[seccomp]\ndefault = \"kill_process\"\nrule = [{ syscalls = [\"sendmsg\", \"execve\", \"exit\", \"exit_group\"], action = \"allow\" }]\n",
 		"child-of-inline.toml": "extends = \"inline\"\n[seccomp]\npolicy = \"deny\"\n",
 		"bare.toml":            "hostname = \"x\"\n",
 	})
@@ -253,7 +258,8 @@ comment = "and write"
 			Name: "inline", Default: ePerm, Rules: append(slices.Clone(deny.Rules),
 				seccomp.Rule{Names: []string{"write"}, Action: allow, Comment: "and write"}),
 		}}, nil},
-		{"inline-own", Seccomp{Inline: &seccomp.Policy{Name: "inline", Default: seccomp.Action{Kind: seccomp.KillProcess}}}, nil},
+		{"inline-own", Seccomp{Inline: &seccomp.Policy{Name: "inline", Default: seccomp.Action{Kind: seccomp.KillProcess},
+			Rules: []seccomp.Rule{{Names: seccomp.Needed, Action: allow}}}}, nil},
 		{"child-of-inline", Seccomp{Policy: "deny", Audit: true, resolved: deny}, deny},
 		// Nothing said anywhere: the default policy.
 		{"bare", Seccomp{Policy: "default", resolved: mustPolicy(t, "default", Options{})}, mustPolicy(t, "default", Options{})},
@@ -356,7 +362,7 @@ func TestSeccompOCI(t *testing.T) {
 	dir0, opts0 := searchDir(t, map[string]string{
 		"team.toml": "[seccomp]\noci = \"oci/team.json\"\naudit = true\n",
 		"oci/team.json": `{"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 38, "syscalls": [
-			{"names": ["read", "write", "no_such_call"], "action": "SCMP_ACT_ALLOW"}]}`,
+			{"names": ["read", "write", "no_such_call", "sendmsg", "execve", "exit", "exit_group"], "action": "SCMP_ACT_ALLOW"}]}`,
 	})
 	json := filepath.Join(dir0, "oci/team.json")
 	p, err := Load("team", opts0)
@@ -372,7 +378,7 @@ func TestSeccompOCI(t *testing.T) {
 	}
 	c := mustConfig(t, p, []string{"true"}, nil)
 	if c.Seccomp.Name != "oci:"+json || c.Seccomp.Default != eNoSys || len(c.Seccomp.Rules) != 1 ||
-		!slices.Equal(c.Seccomp.Rules[0].Names, []string{"read", "write"}) || !c.SeccompAudit {
+		!slices.Equal(c.Seccomp.Rules[0].Names, []string{"read", "write", "sendmsg", "execve", "exit", "exit_group"}) || !c.SeccompAudit {
 		t.Errorf("Config.Seccomp = %+v", c.Seccomp)
 	}
 	data, _ := p.Encode()
@@ -525,6 +531,9 @@ value = "18446744073709551615"
 syscalls = ["personality"]
 action = "notify"
 arg = [{ index = 0, op = "eq", value = 0 }]
+[[seccomp.rule]]
+syscalls = ["sendmsg", "execve", "exit", "exit_group"]
+action = "allow"
 `,
 	})
 	for _, tc := range []struct {

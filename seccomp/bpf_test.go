@@ -286,6 +286,7 @@ func TestCompiledRandomPolicies(t *testing.T) {
 			accepted, refused := 0, 0
 			for i := range 1500 {
 				p := &seccomp.Policy{Name: fmt.Sprint("random", i), Default: actions[rng.IntN(3)]}
+				p.Rules = append(p.Rules, seccomp.Rule{Names: seccomp.Needed, Action: actions[0]})
 				for range 1 + rng.IntN(5) {
 					r := seccomp.Rule{Names: []string{"socket"}, Action: actions[rng.IntN(len(actions))]}
 					used := map[uint]bool{}

@@ -91,9 +91,11 @@ var Groups = map[string]Group{
 			"and the performance-monitoring and profiling interfaces (perf_event_open, " +
 			"a steady source of kernel CVEs such as CVE-2013-2094 and CVE-2023-6931; " +
 			"lookup_dcookie, oprofile's). Inside a jail every process has the same " +
-			"uid, so nothing stops one from attaching to another but this; a jail " +
-			"runs no debuggers. Docker allows ptrace and process_vm_* on kernels " +
-			"from 4.8 on; jail does not.",
+			"uid, so uid checks do not keep one from another; these calls are the " +
+			"widest ways in (a process can still write another's memory through " +
+			"/proc/PID/mem, which reaches only processes under the same filter). " +
+			"A jail runs no debuggers. Docker allows ptrace and process_vm_* on " +
+			"kernels from 4.8 on; jail does not.",
 		Syscalls: []string{
 			"ptrace", "process_vm_readv", "process_vm_writev",
 			"pidfd_getfd", "process_madvise", "kcmp",

@@ -301,7 +301,7 @@ func (im *ociImport) syscall(i int, sc *ociSyscall) ([]Rule, error) {
 	if !twice {
 		return []Rule{{Names: known, Action: act, Conds: conds, Comment: comment}}, nil
 	}
-	im.warn("syscalls[%d]: several conditions on one argument: one rule each (either matches), as runc does", i)
+	im.warn("syscalls[%d]: several conditions on one argument: one rule each, as runc does, so either matching is enough (for an allow, wider than the JSON reads)", i)
 	rules := make([]Rule, len(conds))
 	for j, c := range conds {
 		rules[j] = Rule{Names: known, Action: act, Conds: []Cond{c}, Comment: comment}

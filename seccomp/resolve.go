@@ -16,6 +16,9 @@ type RuleError struct {
 }
 
 func (e *RuleError) Error() string {
+	if e.Rule < 0 {
+		return fmt.Sprintf("default: %v", e.Err)
+	}
 	if e.Other >= 0 {
 		return fmt.Sprintf("rule[%d]: %v (the earlier rule: rule[%d])", e.Rule+1, e.Err, e.Other+1)
 	}
@@ -289,11 +292,59 @@ func condString(conds []Cond) string {
 }
 
 // RuleProblems reports the rules that would compile other than they read
-// (see resolve), for the profile loader to place in their files.
+// (see resolve), and what would refuse a call jail itself makes between
+// loading the filter and the command's exec (Needed), for the profile
+// loader to place in their files. A RuleError's Rule is -1 for the
+// policy's default.
 func (p *Policy) RuleProblems() []error {
 	if p.None {
 		return nil
 	}
-	_, errs := p.resolve()
+	rules, errs := p.resolve()
+	if len(errs) > 0 {
+		return errs
+	}
+	for _, name := range Needed {
+		var mine []effective
+		for _, r := range rules {
+			if r.name == name {
+				mine = append(mine, r)
+			}
+		}
+		if rule, ok := lets(p.Default, mine); !ok {
+			errs = append(errs, &RuleError{Rule: rule, Other: -1, Err: fmt.Errorf(
+				"%s: the policy refuses it, for some or all calls, and jail itself needs it once the filter is loaded; allow it (a rule without conditions)", name)})
+		}
+	}
 	return errs
+}
+
+// Needed are the syscalls jail makes under the filter before the command
+// runs: sendmsg hands the filter's listener to jail (refused, the handed
+// calls would wait for an answer that never comes), execve starts the
+// command, exit and exit_group end it. A policy must allow them.
+var Needed = []string{"sendmsg", "execve", "exit", "exit_group"}
+
+// lets says whether a syscall with these resolved rules is let through
+// whatever its arguments; if not, rule is the rule to blame (-1: the
+// default).
+func lets(def Action, rules []effective) (rule int, ok bool) {
+	through := func(a Action) bool { return a.Kind == Allow || a.Kind == Log }
+	for _, r := range rules {
+		if !through(r.action) {
+			return r.rule, false
+		}
+	}
+	if through(def) {
+		return -1, true
+	}
+	for _, r := range rules {
+		if len(r.conds) == 0 {
+			return -1, true
+		}
+	}
+	if len(rules) > 0 {
+		return rules[0].rule, false // allowed only under conditions
+	}
+	return -1, false
 }
