@@ -29,6 +29,14 @@ show 'echo built > artifact.txt && ls -l artifact.txt'
 printf '\nOn the host, the file the jail wrote belongs to the workspace owner:\n  '
 ls -l "$ws/artifact.txt"
 
+cmd='unshare -U true; python3 -c "import os; os.chmod(\"hello.py\", 0o4755)" 2>&1 | tail -1'
+printf '\n$ %s   (with --status-json)\n' "$cmd"
+st="$ws/.status.json"
+"$JAIL" -p agent --workspace "$ws" --status-json "$st" -- bash -c "$cmd" 2>&1 | sed 's/^/  /'
+echo "The seccomp filter refused both; the status record's \"denied\" lists each call:"
+grep -o '"syscall":"[a-z0-9_]*","nr":[0-9]*,"count":[0-9]*,"args":\["[^"]*"' "$st" | sed 's/^/  /'
+rm -f "$st"
+
 echo
 echo "Checks (each must say ok):"
 check() { if jailed "$2" >/dev/null 2>&1; then echo "  ok    $1"; else echo "  FAIL  $1"; fail=1; fi; }
@@ -39,5 +47,6 @@ check "no network but loopback" '[ "$(tail -n +3 /proc/net/dev | wc -l)" = 1 ]'
 check "host environment variables do not leak" '! env | grep -q DEMO_SECRET'
 check "system directories are read-only" '! touch /usr/x 2>/dev/null'
 check "no capabilities, no_new_privs set" 'grep -q "CapEff:.0000000000000000" /proc/self/status && grep -q "NoNewPrivs:.1" /proc/self/status'
+check "a new user namespace is refused (seccomp)" '! unshare -U true 2>/dev/null'
 check "the workspace is writable" 'touch /workspace/ok'
 exit $fail
