@@ -128,20 +128,32 @@ void command_exec(const struct proc_plan *p)
 			fail(&e);
 		}
 	}
-	/* Only 0, 1 and 2 cross into the command; the error pipe closes on
-	 * exec, the notify socket once the filter is loaded. */
-	if (close_fds_from(3, FD_ERR, FD_NOTIFY) < 0) {
+	/* Only 0, 1 and 2 cross into the command; the error pipe and the go
+	 * socket close on exec, the notify socket once the filter is loaded. */
+	static const int keep[] = {FD_ERR, FD_GO, FD_NOTIFY};
+	if (close_fds_from(3, keep, 3) < 0) {
 		jerr_set(&e, errno, "close file descriptors");
 		fail(&e);
 	}
 	if (drop_privileges(&e) < 0)
 		fail(&e);
-	/* Last: from here the filter sees every call, exec's included. */
+	/* From here the filter sees every call: what follows is what
+	 * seccomp.Needed lists (sendmsg, read, chdir, execve, exit_group). */
 	if (p->sc_flags & SC_LOAD) {
 		if (sc_load(p->sc_flags, p->sc_bpf, p->sc_len, FD_NOTIFY, &e) < 0)
 			fail(&e);
 	} else {
 		close(FD_NOTIFY);
+	}
+	/* PID 1 builds the root meanwhile. EOF: it failed, and says why. */
+	char go;
+	if (read(FD_GO, &go, 1) != 1)
+		_exit(125);
+	/* pivot_root moved this process's root and working directory (it
+	 * was at the old root) to the new root. */
+	if (chdir(p->cwd) < 0) {
+		jerr_set(&e, errno, "working directory %s", p->cwd);
+		fail(&e);
 	}
 	exec_search(p->argv, p->envp, &e);
 	fail(&e);

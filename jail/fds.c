@@ -15,10 +15,16 @@ static int close_range_ok(unsigned lo, unsigned hi)
 	return lo > hi || syscall(SYS_close_range, lo, hi, 0) == 0;
 }
 
-static int kept(int fd, int keep1, int keep2) { return fd == keep1 || fd == keep2; }
+static int kept(int fd, const int *keep, int nkeep)
+{
+	for (int i = 0; i < nkeep; i++)
+		if (fd == keep[i])
+			return 1;
+	return 0;
+}
 
 /* close_by_walk closes what /proc/self/fd lists, when /proc is there. */
-static int close_by_walk(int lo, int keep1, int keep2)
+static int close_by_walk(int lo, const int *keep, int nkeep)
 {
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
@@ -28,7 +34,7 @@ static int close_by_walk(int lo, int keep1, int keep2)
 	while ((de = readdir(d))) {
 		char *end;
 		long fd = strtol(de->d_name, &end, 10);
-		if (*end || end == de->d_name || fd < lo || kept((int)fd, keep1, keep2) || fd == self)
+		if (*end || end == de->d_name || fd < lo || kept((int)fd, keep, nkeep) || fd == self)
 			continue;
 		close((int)fd);
 	}
@@ -36,26 +42,25 @@ static int close_by_walk(int lo, int keep1, int keep2)
 	return 0;
 }
 
-int close_fds_from(int lo, int keep1, int keep2)
+int close_fds_from(int lo, const int *keep, int nkeep)
 {
-	/* The ranges between lo and the kept fds (keep1 < keep2, or -1). */
+	/* The ranges between lo and the kept fds (ascending). */
 	int ok = 1, from = lo;
-	int keeps[2] = {keep1, keep2};
-	for (int i = 0; i < 2 && ok; i++) {
-		if (keeps[i] < from)
+	for (int i = 0; i < nkeep && ok; i++) {
+		if (keep[i] < from)
 			continue;
-		ok = close_range_ok((unsigned)from, (unsigned)keeps[i] - 1);
-		from = keeps[i] + 1;
+		ok = close_range_ok((unsigned)from, (unsigned)keep[i] - 1);
+		from = keep[i] + 1;
 	}
 	if (ok && close_range_ok((unsigned)from, ~0u))
 		return 0;
-	if (close_by_walk(lo, keep1, keep2) == 0)
+	if (close_by_walk(lo, keep, nkeep) == 0)
 		return 0;
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_max > (1u << 20))
 		return -1;
 	for (int fd = lo; fd < (int)rl.rlim_max; fd++)
-		if (!kept(fd, keep1, keep2))
+		if (!kept(fd, keep, nkeep))
 			close(fd);
 	return 0;
 }

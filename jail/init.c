@@ -14,6 +14,7 @@
 #include <string.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -202,7 +203,7 @@ static int jail_init(void)
 		goto fail;
 	}
 	/* Any fd jail itself inherited stops here. */
-	if (close_fds_from(FD_TREES + (int)ntrees, -1, -1) < 0) {
+	if (close_fds_from(FD_TREES + (int)ntrees, NULL, 0) < 0) {
 		jerr_set(&e, errno, "close inherited file descriptors");
 		goto fail;
 	}
@@ -258,15 +259,12 @@ static int jail_init(void)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone())
 		_exit(125);
 
-	umask(0); /* modes in the plan are exact */
-	if (jail_mount_build(&mounts, FD_TREES, (int)ntrees, &e) < 0)
-		goto fail;
-	for (uint32_t i = 0; i < ntrees; i++)
-		close(FD_TREES + (int)i);
+	/* What needs no root: the network, a session keyring of its own
+	 * (the caller's, with API tokens or kerberos tickets, must not be
+	 * readable or replaceable from the jail), the hostname. The command
+	 * forked next inherits the keyring. */
 	if (loopback_up(&e) < 0)
 		goto fail;
-	/* A session keyring of its own: the caller's (API tokens, kerberos
-	 * tickets) must not be readable or replaceable from the jail. */
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
 		jerr_set(&e, errno, "join a new session keyring");
 		goto fail;
@@ -275,25 +273,38 @@ static int jail_init(void)
 		jerr_set(&e, errno, "set hostname %s", proc.hostname);
 		goto fail;
 	}
-	if (chdir(proc.cwd) < 0) {
-		jerr_set(&e, errno, "working directory %s", proc.cwd);
+	/* The command's process, forked now so that loading its seccomp
+	 * filter (the kernel's JIT: a quarter of a millisecond) overlaps
+	 * building the root; it waits on FD_GO before its chdir and exec.
+	 * At the old root, pivot_root moves its root and cwd along. */
+	int go[2];
+	if (chdir("/") < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0) {
+		jerr_set(&e, errno, "the command's go socket");
 		goto fail;
 	}
-
-	/* Those signals stay blocked in PID 1 for its signalfd; the command
-	 * unblocks them. */
-	/* vfork: PID 1 waits, suspended, until the command has exec'd, and
-	 * neither copies the other's pages (command_exec never returns and
-	 * touches nothing PID 1 relies on). */
-	pid_t pid = vfork();
+	pid_t pid = fork();
 	if (pid < 0) {
 		jerr_set(&e, errno, "fork the command");
 		goto fail;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		if (go[1] != FD_GO && dup3(go[1], FD_GO, O_CLOEXEC) < 0)
+			_exit(125);
 		command_exec(&proc);
-	/* From here only the command reports errors; its copy of the
+	}
+	close(go[1]);
+
+	umask(0); /* modes in the plan are exact */
+	if (jail_mount_build(&mounts, FD_TREES, (int)ntrees, &e) < 0)
+		goto fail;
+	for (uint32_t i = 0; i < ntrees; i++)
+		close(FD_TREES + (int)i);
+	/* From here only the command reports errors; its copy of the error
 	 * pipe closes on exec, which tells the parent setup is done. */
+	/* Should the command be gone already, it said why on the error pipe
+	 * (or was killed), and PID 1 reaps it below. */
+	(void)send(go[0], "G", 1, MSG_NOSIGNAL);
+	close(go[0]);
 	close(FD_ERR);
 	close(FD_NOTIFY);
 	pid1_run(pid);

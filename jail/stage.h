@@ -57,10 +57,10 @@ struct proc_plan {
  * kills whatever the command left behind. It never returns. */
 void pid1_run(pid_t command) __attribute__((noreturn));
 
-/* close_fds_from closes every fd from lo up except keep1 and keep2 (in
- * order; -1 for none): close_range, or a walk of /proc/self/fd, or one
- * close per possible fd. It fails rather than let an fd through. */
-int close_fds_from(int lo, int keep1, int keep2);
+/* close_fds_from closes every fd from lo up except the nkeep in keep
+ * (ascending): close_range, or a walk of /proc/self/fd, or one close per
+ * possible fd. It fails rather than let an fd through. */
+int close_fds_from(int lo, const int *keep, int nkeep);
 
 /* loopback_up brings up lo in the jail's fresh network namespace, so
  * servers on 127.0.0.1 work inside; nothing else exists there. */
@@ -70,8 +70,16 @@ int loopback_up(struct jerr *e);
  * jail's host ids, to idmap the bind through. */
 int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsigned host_gid, struct jerr *e);
 
-/* command_exec is the command's side of the fork: the process limits and
- * the last privileges dropped, then exec. It never returns. */
+/* FD_GO is, in the command's process, the socket PID 1 says "the root is
+ * built" on (one byte; EOF: setup failed). FD_SYNC's number: PID 1 closed
+ * that before forking the command. */
+#define FD_GO FD_SYNC
+
+/* command_exec is the command's side of the fork, forked by PID 1 before
+ * it builds the root: the process limits and the last privileges dropped,
+ * the seccomp filter loaded (the kernel's work there overlaps PID 1's),
+ * then, once FD_GO says the root is built, the working directory and
+ * exec. It never returns. */
 void command_exec(const struct proc_plan *p) __attribute__((noreturn));
 
 #endif

@@ -66,7 +66,7 @@ value = "0xffffffffffffffff"
 syscalls = ["mount"]
 action = "allow"
 [[rule]]
-syscalls = ["sendmsg", "execve", "exit", "exit_group"]
+syscalls = ["sendmsg", "read", "chdir", "execve", "exit", "exit_group"]
 action = "allow"
 comment = "what jail needs under the filter"
 `,
@@ -227,7 +227,7 @@ func TestBuiltinPolicies(t *testing.T) {
 
 func TestSeccompProfiles(t *testing.T) {
 	dir, opts := searchDir(t, map[string]string{
-		"seccomp/deny.toml": "description = \"d\"\ndefault = { errno = \"EPERM\" }\n[[rule]]\nsyscalls = [\"read\", \"sendmsg\", \"execve\", \"exit\", \"exit_group\"]\naction = \"allow\"\n",
+		"seccomp/deny.toml": "description = \"d\"\ndefault = { errno = \"EPERM\" }\n[[rule]]\nsyscalls = [\"read\", \"sendmsg\", \"chdir\", \"execve\", \"exit\", \"exit_group\"]\naction = \"allow\"\n",
 		"named.toml":        "[seccomp]\npolicy = \"deny\"\naudit = true\n",
 		"child-audit.toml":  "extends = \"named\"\n[seccomp]\naudit = false\n",
 		"child-none.toml":   "extends = \"named\"\nseccomp = { policy = \"none\" }\n",
@@ -239,7 +239,7 @@ syscalls = ["write"]
 action = "allow"
 comment = "and write"
 `,
-		"inline-own.toml":      "[seccomp]\ndefault = \"kill_process\"\nrule = [{ syscalls = [\"sendmsg\", \"execve\", \"exit\", \"exit_group\"], action = \"allow\" }]\n",
+		"inline-own.toml":      "[seccomp]\ndefault = \"kill_process\"\nrule = [{ syscalls = [\"sendmsg\", \"read\", \"chdir\", \"execve\", \"exit\", \"exit_group\"], action = \"allow\" }]\n",
 		"child-of-inline.toml": "extends = \"inline\"\n[seccomp]\npolicy = \"deny\"\n",
 		"bare.toml":            "hostname = \"x\"\n",
 	})
@@ -362,7 +362,7 @@ func TestSeccompOCI(t *testing.T) {
 	dir0, opts0 := searchDir(t, map[string]string{
 		"team.toml": "[seccomp]\noci = \"oci/team.json\"\naudit = true\n",
 		"oci/team.json": `{"defaultAction": "SCMP_ACT_ERRNO", "defaultErrnoRet": 38, "syscalls": [
-			{"names": ["read", "write", "no_such_call", "sendmsg", "execve", "exit", "exit_group"], "action": "SCMP_ACT_ALLOW"}]}`,
+			{"names": ["read", "write", "no_such_call", "sendmsg", "chdir", "execve", "exit", "exit_group"], "action": "SCMP_ACT_ALLOW"}]}`,
 	})
 	json := filepath.Join(dir0, "oci/team.json")
 	p, err := Load("team", opts0)
@@ -378,7 +378,7 @@ func TestSeccompOCI(t *testing.T) {
 	}
 	c := mustConfig(t, p, []string{"true"}, nil)
 	if c.Seccomp.Name != "oci:"+json || c.Seccomp.Default != eNoSys || len(c.Seccomp.Rules) != 1 ||
-		!slices.Equal(c.Seccomp.Rules[0].Names, []string{"read", "write", "sendmsg", "execve", "exit", "exit_group"}) || !c.SeccompAudit {
+		!slices.Equal(c.Seccomp.Rules[0].Names, []string{"read", "write", "sendmsg", "chdir", "execve", "exit", "exit_group"}) || !c.SeccompAudit {
 		t.Errorf("Config.Seccomp = %+v", c.Seccomp)
 	}
 	data, _ := p.Encode()
@@ -532,7 +532,7 @@ syscalls = ["personality"]
 action = "notify"
 arg = [{ index = 0, op = "eq", value = 0 }]
 [[seccomp.rule]]
-syscalls = ["sendmsg", "execve", "exit", "exit_group"]
+syscalls = ["sendmsg", "read", "chdir", "execve", "exit", "exit_group"]
 action = "allow"
 `,
 	})

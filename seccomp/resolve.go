@@ -321,9 +321,10 @@ func (p *Policy) RuleProblems() []error {
 
 // Needed are the syscalls jail makes under the filter before the command
 // runs: sendmsg hands the filter's listener to jail (refused, the handed
-// calls would wait for an answer that never comes), execve starts the
-// command, exit and exit_group end it. A policy must allow them.
-var Needed = []string{"sendmsg", "execve", "exit", "exit_group"}
+// calls would wait for an answer that never comes), read waits for PID 1
+// to finish the root, chdir enters the working directory, execve starts
+// the command, exit and exit_group end it. A policy must allow them.
+var Needed = []string{"sendmsg", "read", "chdir", "execve", "exit", "exit_group"}
 
 // lets says whether a syscall with these resolved rules is let through
 // whatever its arguments; if not, rule is the rule to blame (-1: the
