@@ -42,6 +42,7 @@ type Config struct {
 	Rlimits []Rlimit
 
 	TimeLimit time.Duration // 0: none
+	Limits    Limits
 
 	// Seccomp is the syscall filter the command runs under: the profile's
 	// resolved policy, its extends merged, groups not yet expanded (the
@@ -60,3 +61,24 @@ type Rlimit struct {
 	Soft     uint64 // unix.RLIM_INFINITY for unlimited
 	Hard     uint64
 }
+
+// Limits are the run's cgroup limits and its output cap. Zero is "none"
+// for each.
+type Limits struct {
+	Memory    uint64  // bytes of memory for the whole jail; no swap
+	Pids      uint64  // processes and threads at once
+	CPU       float64 // cores
+	MaxOutput uint64  // bytes each of stdout and stderr may carry
+	// BestEffort runs with rlimit stand-ins when the host cannot give the
+	// cgroup limits, instead of failing.
+	BestEffort bool
+	// PidsRefuse: a fork the process limit refuses fails, and the run
+	// goes on; otherwise jail ends the run.
+	PidsRefuse bool
+	// CgroupParent is where the run's cgroup goes, a path in the cgroup
+	// hierarchy; "" for the default.
+	CgroupParent string
+}
+
+// Cgroup reports whether the run asks for any cgroup limit.
+func (l Limits) Cgroup() bool { return l.Memory != 0 || l.Pids != 0 || l.CPU != 0 }

@@ -216,9 +216,10 @@ static int jail_init(void)
 	if (decode_proc(&process, &proc, &e) < 0)
 		goto fail;
 
-	/* The other namespaces, owned by the new user namespace. */
-	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) < 0) {
-		jerr_set(&e, errno, "create mount, network, IPC, UTS and cgroup namespaces");
+	/* The other namespaces, owned by the new user namespace; the cgroup
+	 * one below, once the jail is in its cgroup. */
+	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
+		jerr_set(&e, errno, "create mount, network, IPC and UTS namespaces");
 		goto fail;
 	}
 	if (become(&proc, &e) < 0)
@@ -241,6 +242,19 @@ static int jail_init(void)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/* The plan's last byte: the runner has put this process in the
+	 * run's cgroup (on v1 that waits for an RCU grace period, which the
+	 * work above overlapped). Everything of the jail is born in it, and
+	 * its cgroup namespace is rooted there. */
+	char placed;
+	if (read_full(FD_PLAN, &placed, 1) < 0 || placed != 'C') {
+		jerr_set(&e, errno, "wait for the runner to put the jail in its cgroup");
+		goto fail;
+	}
+	if (unshare(CLONE_NEWCGROUP) < 0) {
+		jerr_set(&e, errno, "create the cgroup namespace");
+		goto fail;
+	}
 	/* PID 1 of a new pid namespace, made a child of jail itself
 	 * (CLONE_PARENT): jail waits for it directly, and this process,
 	 * its work done, tells jail the pid and goes. */

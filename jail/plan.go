@@ -14,7 +14,7 @@ import (
 // Wire values shared with the C side (stage.h, runplan.h).
 const (
 	runPlanMagic   = 0x4e55524a // "JRUN"
-	runPlanVersion = 1
+	runPlanVersion = 2
 	runRoot        = 1
 
 	treeReadOnly = 1
@@ -86,14 +86,21 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.End(prefix)
 	w.Strs(cfg.KeepEnv)
 	w.Strs(cfg.Env)
+	place, rlimits, limitsJSON, err := planLimits(cfg, ids.root)
+	if err != nil {
+		return nil, err
+	}
 	rl := w.Begin()
-	w.U32(uint32(len(cfg.Rlimits)))
-	for _, r := range cfg.Rlimits {
+	w.U32(uint32(len(rlimits)))
+	for _, r := range rlimits {
 		w.U32(uint32(r.Resource))
 		w.U64(r.Soft)
 		w.U64(r.Hard)
 	}
 	w.End(rl)
+	place.Encode(&w, cgroupLimits(cfg.Limits))
+	w.U64(cfg.Limits.MaxOutput)
+	w.Str(limitsJSON)
 	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
 		return nil, err
 	}

@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,6 +75,9 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 			wire_str(&w);
 	}
 	p->rlimits = wire_bytes(&w, &p->rlimits_len);
+	cg_plan_decode(&w, &p->cg);
+	p->max_output = wire_u64(&w);
+	p->limits_json = wire_str(&w);
 	p->sc_flags = wire_u32(&w);
 	p->sc_name = wire_str(&w);
 	p->sc_bpf = wire_bytes(&w, &p->sc_len);
@@ -196,6 +201,9 @@ static struct buf init_plan(const struct run_plan *p, char **argv, char **enviro
 		put(&b, "", 1);
 		n = (uint32_t)(b.len - 4);
 		memcpy(b.p, &n, sizeof n);
+		/* Not in the frame: the init stage reads it before it starts
+		 * PID 1, and the runner sends it once the jail is in its cgroup. */
+		put(&b, "C", 1);
 	}
 	return b;
 }
@@ -205,6 +213,11 @@ struct outcome {
 	struct sc_report *denied;      /* the calls the filter refused (or, audited, let through) */
 	int have_status, exited, code; /* from PID 1's status record */
 	int timed_out;
+	int pids_killed;               /* jail ended the run: the process limit was hit */
+	struct cg_usage cg;            /* what the run's cgroup saw */
+	int have_cg;
+	struct cg_run *cgr;            /* the run's cgroup, removed when jail ends */
+	uint64_t out_dropped[2];       /* bytes of stdout, stderr past --max-output */
 	char err[1100];                /* the init stage's error line */
 	const char *fatal;             /* the runner's own failure, which ended the jail */
 	uint64_t setup_ns, wall_ns;
@@ -251,8 +264,28 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 	const char *abbrev = sig ? sigabbrev_np(sig) : NULL;
 	if (abbrev)
 		fprintf(f, "\"signal_name\":\"SIG%s\",", abbrev);
-	fprintf(f, "\"timed_out\":%s,\"wall_ms\":%.3f,\"setup_ms\":%.3f,\"cpu_user_ms\":%.3f,\"cpu_system_ms\":%.3f,",
-		o->timed_out ? "true" : "false", ms(o->wall_ns), ms(o->setup_ns), tv_ms(o->ru.ru_utime), tv_ms(o->ru.ru_stime));
+	/* The verdict: which limit ended or hurt the run. */
+	const struct cg_usage *u = &o->cg;
+	fprintf(f, "\"timed_out\":%s,\"oom_killed\":%s,\"pids_limit_hit\":%s,\"cpu_time_exceeded\":%s,"
+		   "\"file_too_large\":%s,\"output_truncated\":%s,",
+		o->timed_out ? "true" : "false", o->have_cg && u->oom_kills > 0 ? "true" : "false",
+		o->pids_killed || (o->have_cg && u->pids_max > 0) ? "true" : "false", sig == SIGXCPU ? "true" : "false",
+		sig == SIGXFSZ ? "true" : "false", o->out_dropped[0] || o->out_dropped[1] ? "true" : "false");
+	/* CPU from the cgroup when there is one: it counts every process
+	 * of the jail, to the microsecond. */
+	double user = tv_ms(o->ru.ru_utime), sys = tv_ms(o->ru.ru_stime);
+	if (o->have_cg && u->cpu_user_us >= 0 && u->cpu_system_us >= 0)
+		user = (double)u->cpu_user_us / 1000.0, sys = (double)u->cpu_system_us / 1000.0;
+	fprintf(f, "\"wall_ms\":%.3f,\"setup_ms\":%.3f,\"cpu_user_ms\":%.3f,\"cpu_system_ms\":%.3f,", ms(o->wall_ns),
+		ms(o->setup_ns), user, sys);
+	if (o->have_cg) {
+		fprintf(f, "\"oom_kills\":%lld,\"memory_peak_bytes\":%lld,\"pids_peak\":%lld,\"cpu_throttled_periods\":%lld,",
+			(long long)u->oom_kills, (long long)u->memory_peak, (long long)u->pids_peak, (long long)u->cpu_throttled);
+	}
+	if (p->max_output)
+		fprintf(f, "\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu},", (unsigned long long)o->out_dropped[0],
+			(unsigned long long)o->out_dropped[1]);
+	fprintf(f, "\"limits\":%s,", p->limits_json[0] ? p->limits_json : "{}");
 	/* jail's own CPU, outside the jail's limits: answering refused
 	 * calls costs it, and a command that floods them shows here. */
 	struct rusage self;
@@ -325,6 +358,52 @@ static void kill_jail(pid_t pid1, pid_t stage, int stage_gone)
 		kill(-stage, SIGKILL);
 }
 
+/* fmt_bytes writes n as profiles do: "512M". */
+static void fmt_bytes(uint64_t n, char *out, size_t size)
+{
+	static const char units[] = "TGMK";
+	for (int i = 0; i < 4; i++) {
+		uint64_t m = 1ull << (10 * (4 - i));
+		if (n >= m && n % m == 0) {
+			snprintf(out, size, "%llu%c", (unsigned long long)(n / m), units[i]);
+			return;
+		}
+	}
+	snprintf(out, size, "%llu bytes", (unsigned long long)n);
+}
+
+/* limit_line is the one line jail prints when a limit killed the command
+ * or hurt the run, so that whoever reads the output sees why; "" none. */
+static const char *limit_line(const struct run_plan *p, const struct outcome *o, int sig, char *buf, size_t size)
+{
+	char v[64];
+	const struct cg_usage *u = &o->cg;
+	if (o->timed_out) {
+		uint64_t s = p->time_limit_ns / 1000000000u;
+		if (s && s % 60 == 0 && p->time_limit_ns % 1000000000u == 0)
+			snprintf(v, sizeof v, "%llum", (unsigned long long)(s / 60));
+		else
+			snprintf(v, sizeof v, "%gs", (double)p->time_limit_ns / 1e9);
+		snprintf(buf, size, "killed: time limit %s exceeded", v);
+	} else if (o->pids_killed) {
+		snprintf(buf, size, "killed: process limit %u reached (a fork bomb?)", p->cg.pids);
+	} else if (o->have_cg && u->oom_kills > 0) {
+		fmt_bytes(p->cg.memory, v, sizeof v);
+		if (sig == SIGKILL)
+			snprintf(buf, size, "killed: memory limit %s exceeded", v);
+		else
+			snprintf(buf, size, "memory limit %s exceeded: the OOM killer ended %lld process%s", v,
+				 (long long)u->oom_kills, u->oom_kills == 1 ? "" : "es");
+	} else if (sig == SIGXCPU) {
+		snprintf(buf, size, "killed: CPU time limit exceeded (RLIMIT_CPU)");
+	} else if (sig == SIGXFSZ) {
+		snprintf(buf, size, "killed: file size limit exceeded (RLIMIT_FSIZE)");
+	} else {
+		buf[0] = 0;
+	}
+	return buf;
+}
+
 static void finish(const struct run_plan *p, int status_fd, const struct outcome *o, const char *jail_err)
 {
 	int code, sig = 0;
@@ -334,7 +413,7 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 	if (jail_err) {
 		code = 125;
 		err = line = jail_err;
-	} else if (o->err[0] == JERR_SETUP || (!o->have_status && !o->timed_out)) {
+	} else if (o->err[0] == JERR_SETUP || (!o->have_status && !o->timed_out && !o->pids_killed)) {
 		code = 125;
 		err = line = o->err[0] ? o->err + 1 : "the jail's init stage died without a status (killed from outside?)";
 	} else if (!o->have_status) {
@@ -350,8 +429,11 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 		code = o->err[0] == JERR_NOTFOUND ? 127 : 126;
 		err = line = o->err + 1;
 	}
-	if (!line && o->timed_out)
-		line = "killed: time limit exceeded";
+	char why[256];
+	if (!line && (line = limit_line(p, o, sig, why, sizeof why)) && !*line)
+		line = NULL;
+	if (o->cgr)
+		cg_remove(o->cgr);
 	if (status_fd >= 0)
 		write_status(status_fd, p, o, code, sig, err);
 	if (line)
@@ -418,21 +500,35 @@ static int make_trees(const struct run_plan *p, int *fds, struct jerr *e)
 	return 0;
 }
 
-/* spawn starts the init stage with the fds stage.h lays out. */
-static pid_t spawn(const int *fds, int nfds)
+/* spawn starts the init stage with the fds stage.h lays out and, when the
+ * output is relayed, the pipes out as its stdout and stderr. On cgroup v2
+ * it starts in the run's cgroup (CLONE_INTO_CGROUP): no attach, and no
+ * moment outside it. */
+static pid_t spawn(const int *fds, int nfds, const int *out, int cgroup_fd)
 {
 	/* Above every target number first, so no dup2 below clobbers one. */
-	int high[4096 + 8];
-	for (int i = 0; i < nfds; i++)
-		if ((high[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3 + nfds)) < 0)
+	int high[4096 + 8 + 2];
+	for (int i = 0; i < nfds + (out ? 2 : 0); i++)
+		if ((high[i] = fcntl(i < nfds ? fds[i] : out[i - nfds], F_DUPFD_CLOEXEC, 3 + nfds)) < 0)
 			return -1;
 	static char *const argv[] = {"jail", NULL};
 	static char *const envp[] = {JAIL_STAGE_ENV "init", NULL};
-	pid_t pid = vfork();
+	pid_t pid;
+	if (cgroup_fd >= 0) {
+		/* A fork, not a vfork (no CLONE_VM without a stack of its
+		 * own), that the runner waits on until it execs. */
+		struct clone_args args = {.flags = CLONE_VFORK | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD,
+					  .cgroup = (uint64_t)cgroup_fd};
+		pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
+	} else {
+		pid = vfork();
+	}
 	if (pid == 0) {
 		for (int i = 0; i < nfds; i++)
 			if (dup2(high[i], 3 + i) < 0)
 				_exit(125);
+		if (out && (dup2(high[nfds], 1) < 0 || dup2(high[nfds + 1], 2) < 0))
+			_exit(125);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -442,7 +538,7 @@ static pid_t spawn(const int *fds, int nfds)
 		execve("/proc/self/exe", argv, envp);
 		_exit(125);
 	}
-	for (int i = 0; i < nfds; i++)
+	for (int i = 0; i < nfds + (out ? 2 : 0); i++)
 		close(high[i]);
 	return pid;
 }
@@ -454,7 +550,74 @@ static void reap(pid_t pid)
 }
 
 /* Fds of the runner's own ends. */
-enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P_N };
+enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P_PIDS, P_OUT1, P_OUT2, P_N };
+
+/* relay passes one of the command's output streams on to jail's own, up
+ * to the cap; past it, it reads and drops (so the command never blocks on
+ * a full pipe), counts, and at the end adds one line saying how much went.
+ * It writes only when the caller's end can take it, at most a pipe page at
+ * a time, so a caller that stops reading never blocks jail itself: the
+ * time limit and the seccomp answers go on. */
+struct relay {
+	int in, out;            /* the pipe from the jail (-1: at its end); jail's 1 or 2 */
+	const char *name;       /* stdout, stderr */
+	uint64_t cap, passed, dropped;
+	int broken;             /* the caller's end is gone: the rest is dropped */
+	int last_nl;            /* the last byte passed on was a newline */
+	size_t off, len;
+	char buf[65536];
+};
+
+static int relay_done(const struct relay *r) { return r->in < 0 && r->off == r->len; }
+
+/* relay_fd is the fd to poll: the caller's end while something waits to
+ * go out, else the pipe. */
+static struct pollfd relay_poll(const struct relay *r)
+{
+	if (r->off < r->len)
+		return (struct pollfd){.fd = r->out, .events = POLLOUT};
+	return (struct pollfd){.fd = r->in, .events = POLLIN};
+}
+
+static void relay_step(struct relay *r, short revents)
+{
+	if (r->off < r->len) {
+		size_t n = r->len - r->off;
+		ssize_t w = write(r->out, r->buf + r->off, n < 4096 ? n : 4096);
+		if (w > 0)
+			r->off += (size_t)w;
+		else if (w < 0 && errno != EAGAIN && errno != EINTR)
+			r->broken = 1, r->off = r->len;
+		if (r->off == r->len)
+			r->off = r->len = 0;
+		return;
+	}
+	ssize_t n = read(r->in, r->buf, sizeof r->buf);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		close(r->in);
+		r->in = -1;
+		if (r->dropped && !r->broken) {
+			char cap[64];
+			fmt_bytes(r->cap, cap, sizeof cap);
+			int m = snprintf(r->buf, sizeof r->buf, "%sjail: output truncated: %llu bytes of %s dropped (cap %s)\n",
+					 r->last_nl || !r->passed ? "" : "\n", (unsigned long long)r->dropped, r->name, cap);
+			r->len = m > 0 ? (size_t)m : 0;
+		}
+		return;
+	}
+	uint64_t keep = r->broken || r->passed >= r->cap ? 0 : r->cap - r->passed;
+	if (keep > (uint64_t)n)
+		keep = (uint64_t)n;
+	r->dropped += (uint64_t)n - keep;
+	r->passed += keep;
+	if (keep) {
+		r->len = (size_t)keep;
+		r->last_nl = r->buf[keep - 1] == '\n';
+	}
+	(void)revents;
+}
 
 void runner_main(const struct run_plan *p, char **argv, const char *status_to, uint64_t started)
 {
@@ -498,13 +661,33 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		jerr_set(&e, ENOMEM, "plan");
 		finish(p, status_fd, &o, e.msg);
 	}
-	pid_t stage = spawn(child_fds, 5 + (int)p->ntrees);
+	/* The output relay's pipes, when there is a cap. */
+	static struct relay relays[2];
+	int outw[2] = {-1, -1};
+	for (int i = 0; p->max_output && i < 2; i++) {
+		int pp[2];
+		if (pipe2(pp, O_CLOEXEC) < 0) {
+			jerr_set(&e, errno, "pipe for the output relay");
+			finish(p, status_fd, &o, e.msg);
+		}
+		relays[i] = (struct relay){.in = pp[0], .out = 1 + i, .name = i ? "stderr" : "stdout", .cap = p->max_output};
+		outw[i] = pp[1];
+	}
+	/* The run's cgroup, limited, before anything of the jail exists. */
+	struct cg_run cg = {.dir_fd = -1, .pids_events = -1};
+	if ((p->cg.flags & CG_ON) && cg_create(&p->cg, &cg, &e) < 0)
+		finish(p, status_fd, &o, e.msg);
+	o.cgr = &cg;
+	pid_t stage = spawn(child_fds, 5 + (int)p->ntrees, p->max_output ? outw : NULL, cg.dir_fd);
 	if (stage < 0) {
 		jerr_set(&e, errno, "start the init stage");
 		finish(p, status_fd, &o, e.msg);
 	}
 	for (int i = 0; i < 5 + (int)p->ntrees; i++)
 		close(child_fds[i]);
+	for (int i = 0; i < 2; i++)
+		if (outw[i] >= 0)
+			close(outw[i]);
 
 	/* The user namespace exists once the init stage says 'U'. */
 	char u = 0;
@@ -525,7 +708,39 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		finish(p, status_fd, &o, e.msg[0] ? e.msg : o.err[0] == JERR_SETUP ? o.err + 1 : NULL);
 	}
 
+	/* On v1 the jail joins its cgroup now: the init stage, before it
+	 * starts PID 1, so everything of the jail is born inside. Joining
+	 * waits for an RCU grace period; the plan goes out first, so the
+	 * init stage builds its namespaces meanwhile, and waits for the
+	 * plan's last byte only before it starts PID 1. */
+	fcntl(pl[1], F_SETFL, O_NONBLOCK);
+	size_t sendable = plan.len - 1, sent = 0;
+	n = write(pl[1], plan.p, sendable);
+	if (n > 0)
+		sent = (size_t)n;
+	if (cg.n && cg_attach(&cg, stage, &e) < 0) {
+		kill(stage, SIGKILL);
+		reap(stage);
+		finish(p, status_fd, &o, e.msg);
+	}
+	sendable = plan.len;
+
 	own[P_PLAN] = pl[1], own[P_ERRS] = er[0], own[P_STATUS] = st[0], own[P_SYNC] = sy[0];
+	/* The process limit being hit: v2 notifies changes of pids.events
+	 * (POLLPRI); v1 does not, so there it is read ten times a second. */
+	own[P_PIDS] = (p->cg.flags & CG_PIDS_KILL) ? cg.pids_events : -1;
+	short pids_events = POLLPRI;
+	if (own[P_PIDS] >= 0 && !cg.v2) {
+		struct itimerspec every = {.it_interval = {0, 100000000}, .it_value = {0, 100000000}};
+		own[P_PIDS] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (own[P_PIDS] < 0 || timerfd_settime(own[P_PIDS], 0, &every, NULL) < 0) {
+			jerr_set(&e, errno, "timerfd for the process limit");
+			kill(stage, SIGKILL);
+			reap(stage);
+			finish(p, status_fd, &o, e.msg);
+		}
+		pids_events = POLLIN;
+	}
 	own[P_NOTIFY] = (p->sc_flags & SC_NOTIFY) ? nt[0] : -1;
 	own[P_LISTENER] = -1;
 	if (own[P_NOTIFY] < 0)
@@ -547,9 +762,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		reap(stage);
 		finish(p, status_fd, &o, e.msg);
 	}
-	fcntl(pl[1], F_SETFL, O_NONBLOCK);
-
-	size_t sent = 0, errlen = 0;
+	size_t errlen = 0;
 	pid_t pid1 = 0;
 	unsigned char pidbuf[4];
 	size_t pidlen = 0;
@@ -561,9 +774,13 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		for (int i = 0; i < P_N; i++)
 			fds[i] = (struct pollfd){.fd = own[i], .events = POLLIN};
 		fds[P_PLAN].events = POLLOUT;
-		if (sent == plan.len)
+		if (sent == sendable)
 			fds[P_PLAN].fd = -1;
-		if (own[P_STATUS] < 0 && own[P_ERRS] < 0 && (pid1 || stage_gone))
+		fds[P_PIDS].events = pids_events;
+		for (int i = 0; i < 2; i++)
+			fds[P_OUT1 + i] = p->max_output ? relay_poll(&relays[i]) : (struct pollfd){.fd = -1};
+		if (own[P_STATUS] < 0 && own[P_ERRS] < 0 && (pid1 || stage_gone) &&
+		    (!p->max_output || (relay_done(&relays[0]) && relay_done(&relays[1]))))
 			break;
 		if (poll(fds, P_N, -1) < 0) {
 			if (errno == EINTR)
@@ -571,11 +788,11 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			break;
 		}
 		if (fds[P_PLAN].revents) {
-			n = write(pl[1], plan.p + sent, plan.len - sent);
+			n = write(pl[1], plan.p + sent, sendable - sent);
 			if (n > 0)
 				sent += (size_t)n;
 			else if (errno != EAGAIN)
-				sent = plan.len; /* the init stage is gone; it says why below */
+				sent = sendable; /* the init stage is gone; it says why below */
 		}
 		if (fds[P_SYNC].revents) {
 			n = read(sy[0], pidbuf + pidlen, sizeof pidbuf - pidlen);
@@ -652,6 +869,22 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 				own[P_LISTENER] = -1;
 			}
 		}
+		if (own[P_PIDS] >= 0 && fds[P_PIDS].revents) {
+			/* The process limit refused a fork: a fork bomb, or a
+			 * runaway. Ended like the time limit ends a run, not left
+			 * spinning on fork until it. */
+			uint64_t ticks;
+			if (pids_events == POLLIN && read(own[P_PIDS], &ticks, sizeof ticks) < 0)
+				ticks = 0;
+			if (cg_pids_hit(&cg)) {
+				o.pids_killed = 1;
+				kill_jail(pid1, stage, stage_gone);
+				own[P_PIDS] = -1;
+			}
+		}
+		for (int i = 0; p->max_output && i < 2; i++)
+			if (fds[P_OUT1 + i].fd >= 0 && fds[P_OUT1 + i].revents)
+				relay_step(&relays[i], fds[P_OUT1 + i].revents);
 		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {
 			/* PID 1 dies, and the kernel kills the whole pid
 			 * namespace with it: daemons and grandchildren too. */
@@ -669,5 +902,11 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	o.wall_ns = monotonic_ns() - started;
 	if (!o.setup_ns)
 		o.setup_ns = o.wall_ns;
+	if (cg.n) {
+		cg_measure(&cg, &o.cg);
+		o.have_cg = 1;
+	}
+	for (int i = 0; p->max_output && i < 2; i++)
+		o.out_dropped[i] = relays[i].dropped;
 	finish(p, status_fd, &o, NULL);
 }

@@ -8,12 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cgroup/cg.h"
 #include "internal/wire/err.h"
 #include "internal/wire/wire.h"
 
 #define RUNPLAN_MAGIC 0x4e55524au /* "JRUN" */
 #define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan */
-#define RUNPLAN_VERSION 1u
+#define RUNPLAN_VERSION 2u
 
 /* Flags of a run plan. */
 #define RUN_ROOT 1u /* the caller is root: trees to clone, host ids to map */
@@ -43,6 +44,9 @@ struct run_plan {
 	struct wire keep, set;   /* strs: env names kept from the host, K=V set */
 	const char *rlimits;     /* u32 count, then the entries */
 	size_t rlimits_len;
+	struct cg_plan cg;       /* the run's cgroup */
+	uint64_t max_output;     /* bytes each of stdout and stderr may pass; 0: no cap, no relay */
+	const char *limits_json; /* the status record's "limits", as planned */
 	uint32_t sc_flags;       /* seccomp/sc.h's SC_* */
 	const char *sc_name;     /* the policy's name, for the record */
 	const char *sc_bpf;      /* the compiled filter the command gets */

@@ -1,0 +1,410 @@
+/* One run's cgroup, for the runner: made and limited before the jail
+ * starts, joined by the jail before it runs any code of the command's,
+ * watched for the process limit, measured, and removed when the run ends. */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup/cg.h"
+
+void cg_plan_decode(struct wire *w, struct cg_plan *p)
+{
+	memset(p, 0, sizeof *p);
+	p->flags = wire_u32(w);
+	p->memory = wire_u64(w);
+	p->pids = wire_u32(w);
+	p->cpu_quota_us = wire_u32(w);
+	p->cpu_period_us = wire_u32(w);
+	p->ndirs = wire_u32(w);
+	if (p->ndirs > CG_MAX_DIRS) {
+		w->bad = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < p->ndirs; i++) {
+		p->dirs[i].path = wire_str(w);
+		p->dirs[i].ctrl = wire_u32(w);
+	}
+	if ((p->flags & CG_ON) && !p->ndirs)
+		w->bad = 1;
+}
+
+/* put writes s into dir/file, as one write (cgroup files take one value
+ * per write). */
+static int put(const char *dir, const char *file, const char *s)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = write(fd, s, strlen(s));
+	int err = errno;
+	close(fd);
+	errno = err;
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* get reads dir/file into buf (NUL-terminated); -1 when it cannot. */
+static ssize_t get(const char *dir, const char *file, char *buf, size_t size)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+/* keyed finds "key N" in a flat-keyed file's text (memory.events, ...). */
+static int64_t keyed(const char *text, const char *key)
+{
+	size_t n = strlen(key);
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (strncmp(l, key, n) == 0 && l[n] == ' ')
+			return strtoll(l + n + 1, NULL, 10);
+	return -1;
+}
+
+static int64_t number(const char *dir, const char *file)
+{
+	char buf[64];
+	if (get(dir, file, buf, sizeof buf) <= 0 || !isdigit((unsigned char)buf[0]))
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+/* start_time is a process's start, in clock ticks since boot (field 22 of
+ * /proc/PID/stat): with the pid, it names one process for good. */
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the name may hold anything */
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* own_v2 is the runner's cgroup on the unified hierarchy. */
+static int own_v2(char *out, size_t size)
+{
+	char buf[4096];
+	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	for (char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (strncmp(l, "0::", 3) == 0) {
+			size_t len = strcspn(l + 3, "\n");
+			if (len + 1 > size)
+				return -1;
+			memcpy(out, l + 3, len);
+			out[len] = 0;
+			return 0;
+		}
+	errno = ENOENT;
+	return -1;
+}
+
+static void ctrl_list(uint32_t ctrl, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s%s", ctrl & CG_MEMORY ? "+memory " : "", ctrl & CG_PIDS ? "+pids " : "",
+		 ctrl & CG_CPU ? "+cpu " : "");
+	size_t n = strlen(out);
+	if (n)
+		out[n - 1] = 0;
+}
+
+/* has_ctrls reports whether a cgroup v2 controllers list (subtree_control
+ * or controllers) holds every one of ctrl. */
+static int has_ctrls(const char *list, uint32_t ctrl)
+{
+	static const struct {
+		uint32_t c;
+		const char *name;
+	} names[] = {{CG_MEMORY, "memory"}, {CG_PIDS, "pids"}, {CG_CPU, "cpu"}};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (!(ctrl & names[i].c))
+			continue;
+		size_t n = strlen(names[i].name);
+		const char *p = list;
+		int found = 0;
+		while (!found && (p = strstr(p, names[i].name))) {
+			found = (p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ' || p[n] == '\n');
+			p += n;
+		}
+		if (!found)
+			return 0;
+	}
+	return 1;
+}
+
+/* v2_parent readies the parent of run cgroups on the unified hierarchy:
+ * it exists, and hands its children the controllers. Its own parent must
+ * hand it them too; when that is the runner's own cgroup (a delegated
+ * scope) and the runner is alone in it, the runner moves to a leaf of
+ * its own, since a cgroup with processes cannot hand controllers down. */
+static int v2_parent(const char *parent, uint32_t ctrl, int own, struct jerr *e)
+{
+	char buf[256], want[64], base[PATH_MAX];
+	if (get(parent, "cgroup.subtree_control", buf, sizeof buf) >= 0 && has_ctrls(buf, ctrl))
+		return 0;
+	ctrl_list(ctrl, want, sizeof want);
+	snprintf(base, sizeof base, "%s", parent);
+	*strrchr(base, '/') = 0;
+	if (get(base, "cgroup.subtree_control", buf, sizeof buf) < 0)
+		return jerr_set(e, errno, "cgroup v2: read %s/cgroup.subtree_control", base);
+	if (!has_ctrls(buf, ctrl) && put(base, "cgroup.subtree_control", want) < 0) {
+		int err = errno;
+		char leaf[PATH_MAX + 16];
+		snprintf(leaf, sizeof leaf, "%s/jail.runner", base);
+		if (err != EBUSY || !own || (mkdir(leaf, 0755) < 0 && errno != EEXIST) || put(leaf, "cgroup.procs", "0") < 0 ||
+		    put(base, "cgroup.subtree_control", want) < 0)
+			return jerr_set(e, err,
+					"cgroup v2: hand %s down from %s (it holds processes, so it cannot; fix: start jail in a "
+					"delegated scope of its own, systemd-run --user --scope -p Delegate=yes jail ..., or "
+					"set limits.cgroup_parent)",
+					want, base);
+	}
+	if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+		return jerr_set(e, errno, "cgroup v2: make %s", parent);
+	if (put(parent, "cgroup.subtree_control", want) < 0)
+		return jerr_set(e, errno, "cgroup v2: enable %s in %s", want, parent);
+	return 0;
+}
+
+/* limit writes the plan's limits into the run's cgroup in one hierarchy. */
+static int limit(const struct cg_plan *p, const char *dir, uint32_t ctrl, int v2, struct jerr *e)
+{
+	char v[64];
+	if ((ctrl & CG_MEMORY) && p->memory) {
+		snprintf(v, sizeof v, "%llu", (unsigned long long)p->memory);
+		if (put(dir, v2 ? "memory.max" : "memory.limit_in_bytes", v) < 0)
+			return jerr_set(e, errno, "cgroup: set the memory limit in %s", dir);
+		/* No swap: a memory limit that swaps is a slow one. Without
+		 * swap accounting the file is missing, and there is no swap
+		 * to limit per cgroup. */
+		if (put(dir, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes", v2 ? "0" : v) < 0 && errno != ENOENT)
+			return jerr_set(e, errno, "cgroup: set the swap limit in %s", dir);
+	}
+	if ((ctrl & CG_PIDS) && p->pids) {
+		snprintf(v, sizeof v, "%u", p->pids);
+		if (put(dir, "pids.max", v) < 0)
+			return jerr_set(e, errno, "cgroup: set the process limit in %s", dir);
+	}
+	if ((ctrl & CG_CPU) && p->cpu_quota_us) {
+		if (v2) {
+			snprintf(v, sizeof v, "%u %u", p->cpu_quota_us, p->cpu_period_us);
+			if (put(dir, "cpu.max", v) < 0)
+				return jerr_set(e, errno, "cgroup: set the CPU limit in %s", dir);
+		} else {
+			snprintf(v, sizeof v, "%u", p->cpu_period_us);
+			if (put(dir, "cpu.cfs_period_us", v) < 0)
+				return jerr_set(e, errno, "cgroup: set the CPU period in %s", dir);
+			snprintf(v, sizeof v, "%u", p->cpu_quota_us);
+			if (put(dir, "cpu.cfs_quota_us", v) < 0)
+				return jerr_set(e, errno, "cgroup: set the CPU limit in %s", dir);
+		}
+	}
+	return 0;
+}
+
+int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e)
+{
+	memset(r, 0, sizeof *r);
+	r->dir_fd = r->pids_events = -1;
+	r->v2 = !!(p->flags & CG_V2);
+	char name[64], own[PATH_MAX];
+	snprintf(name, sizeof name, "r%d-%llu", (int)getpid(), start_time(getpid()));
+	if ((p->flags & CG_OWN) && own_v2(own, sizeof own) < 0)
+		return jerr_set(e, errno, "cgroup v2: find jail's own cgroup in /proc/self/cgroup");
+	for (uint32_t i = 0; i < p->ndirs; i++) {
+		char parent[PATH_MAX];
+		int len;
+		if (p->flags & CG_OWN)
+			len = snprintf(parent, sizeof parent, "%s%s/%s", CG_UNIFIED, strcmp(own, "/") ? own : "", p->dirs[i].path);
+		else
+			len = snprintf(parent, sizeof parent, "%s", p->dirs[i].path);
+		if (len < 0 || (size_t)len >= sizeof parent - 64) {
+			jerr_set(e, ENAMETOOLONG, "cgroup: %s", parent);
+			goto fail;
+		}
+		if (r->v2) {
+			if (v2_parent(parent, p->dirs[i].ctrl, !!(p->flags & CG_OWN), e) < 0)
+				goto fail;
+		} else if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+			jerr_set(e, errno, "cgroup: make %s (jail check tells how to delegate it)", parent);
+			goto fail;
+		}
+		int n = snprintf(r->path[r->n], sizeof r->path[r->n], "%s/%s", parent, name);
+		if (n < 0 || (size_t)n >= sizeof r->path[r->n]) {
+			jerr_set(e, ENAMETOOLONG, "cgroup: %s", parent);
+			goto fail;
+		}
+		if (mkdir(r->path[r->n], 0755) < 0) {
+			jerr_set(e, errno, "cgroup: make %s (jail check tells whether this caller can)", r->path[r->n]);
+			goto fail;
+		}
+		r->ctrl[r->n++] = p->dirs[i].ctrl;
+		if (limit(p, r->path[r->n - 1], p->dirs[i].ctrl, r->v2, e) < 0)
+			goto fail;
+		if ((p->dirs[i].ctrl & CG_PIDS) && p->pids) {
+			char path[PATH_MAX + 16], buf[64];
+			snprintf(path, sizeof path, "%s/pids.events", r->path[r->n - 1]);
+			r->pids_events = open(path, O_RDONLY | O_CLOEXEC);
+			/* Read once: poll wakes for changes since the last read. */
+			if (r->pids_events < 0 || pread(r->pids_events, buf, sizeof buf, 0) < 0) {
+				jerr_set(e, errno, "cgroup: open %s", path);
+				goto fail;
+			}
+		}
+	}
+	if (r->v2 && (r->dir_fd = open(r->path[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		jerr_set(e, errno, "cgroup: open %s", r->path[0]);
+		goto fail;
+	}
+	return 0;
+fail:
+	cg_remove(r);
+	return -1;
+}
+
+int cg_attach(const struct cg_run *r, pid_t pid, struct jerr *e)
+{
+	char v[32];
+	snprintf(v, sizeof v, "%d", (int)pid);
+	for (int i = 0; !r->v2 && i < r->n; i++)
+		if (put(r->path[i], "cgroup.procs", v) < 0)
+			return jerr_set(e, errno, "cgroup: move the jail into %s", r->path[i]);
+	return 0;
+}
+
+int cg_pids_hit(const struct cg_run *r)
+{
+	char buf[128];
+	if (r->pids_events < 0)
+		return 0;
+	ssize_t n = pread(r->pids_events, buf, sizeof buf - 1, 0);
+	buf[n > 0 ? n : 0] = 0;
+	return keyed(buf, "max") > 0;
+}
+
+void cg_measure(const struct cg_run *r, struct cg_usage *u)
+{
+	char buf[1024];
+	*u = (struct cg_usage){-1, -1, -1, -1, -1, -1, -1};
+	for (int i = 0; i < r->n; i++) {
+		const char *d = r->path[i];
+		if (r->ctrl[i] & CG_MEMORY) {
+			u->memory_peak = number(d, r->v2 ? "memory.peak" : "memory.max_usage_in_bytes");
+			/* oom_kill, not oom: an OOM can be charged to an ancestor
+			 * whose limit is the same, and the kill still counts here. */
+			if (get(d, r->v2 ? "memory.events" : "memory.oom_control", buf, sizeof buf) > 0)
+				u->oom_kills = keyed(buf, "oom_kill");
+		}
+		if (r->ctrl[i] & CG_PIDS) {
+			if (get(d, "pids.events", buf, sizeof buf) > 0)
+				u->pids_max = keyed(buf, "max");
+			u->pids_peak = number(d, "pids.peak");
+		}
+		if (r->v2 && get(d, "cpu.stat", buf, sizeof buf) > 0) {
+			u->cpu_user_us = keyed(buf, "user_usec");
+			u->cpu_system_us = keyed(buf, "system_usec");
+			u->cpu_throttled = keyed(buf, "nr_throttled");
+		}
+		if (!r->v2 && (r->ctrl[i] & CG_CPUACCT)) {
+			int64_t user = number(d, "cpuacct.usage_user"), sys = number(d, "cpuacct.usage_sys");
+			u->cpu_user_us = user < 0 ? -1 : user / 1000;
+			u->cpu_system_us = sys < 0 ? -1 : sys / 1000;
+		}
+		if (!r->v2 && (r->ctrl[i] & CG_CPU) && get(d, "cpu.stat", buf, sizeof buf) > 0)
+			u->cpu_throttled = keyed(buf, "nr_throttled");
+	}
+}
+
+/* empty kills whatever is still in the cgroup at dir and removes it,
+ * waiting a little for the dying to leave; 0 when it is gone. */
+static int empty(const char *dir, int v2, int kill_left)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		if (rmdir(dir) == 0 || errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || !kill_left)
+			return -1;
+		if (v2 && put(dir, "cgroup.kill", "1") == 0) {
+			/* every process is dying */
+		} else {
+			char buf[4096];
+			if (get(dir, "cgroup.procs", buf, sizeof buf) > 0)
+				for (char *l = buf; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+					kill((pid_t)atoi(l), SIGKILL);
+		}
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+/* sweep removes, next to a run's cgroup, the cgroups of runs whose runner
+ * is gone: jail killed with SIGKILL cannot remove its own. Its jail died
+ * with it (PDEATHSIG), so only empty cgroups are removed; one that still
+ * holds processes belongs to a live run this pid namespace cannot see. */
+static void sweep(const char *run)
+{
+	char parent[PATH_MAX];
+	snprintf(parent, sizeof parent, "%s", run);
+	*strrchr(parent, '/') = 0;
+	DIR *d = opendir(parent);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		int pid;
+		unsigned long long start;
+		char tail;
+		if (de->d_type != DT_DIR || sscanf(de->d_name, "r%d-%llu%c", &pid, &start, &tail) != 2)
+			continue;
+		if (pid > 0 && start_time(pid) == start)
+			continue; /* its runner lives */
+		char path[PATH_MAX + 256];
+		snprintf(path, sizeof path, "%s/%s", parent, de->d_name);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
+void cg_remove(struct cg_run *r)
+{
+	if (r->pids_events >= 0)
+		close(r->pids_events);
+	if (r->dir_fd >= 0)
+		close(r->dir_fd);
+	r->pids_events = r->dir_fd = -1;
+	for (int i = 0; i < r->n; i++) {
+		empty(r->path[i], r->v2, 1);
+		sweep(r->path[i]);
+	}
+	r->n = 0;
+}

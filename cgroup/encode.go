@@ -1,0 +1,70 @@
+package cgroup
+
+import (
+	"math"
+
+	"jail/internal/wire"
+)
+
+// Limits are what a run's cgroup holds the jail to; zero is none.
+type Limits struct {
+	Memory uint64 // bytes, swap none
+	Pids   uint64 // processes and threads
+	// PidsKill: the run ends when the process limit refuses a fork.
+	PidsKill bool
+	CPU      float64 // cores
+}
+
+// cpuPeriodUs is the CPU quota's period: the kernel's default, short
+// enough that a throttled jail stays responsive.
+const cpuPeriodUs = 100000
+
+// Need is the controllers a run with these limits joins: the limiting ones,
+// and memory, pids and (v1) cpuacct always, to measure the run by.
+func (l Limits) Need() Controllers {
+	need := Memory | Pids | CPUAcct
+	if l.CPU != 0 {
+		need |= CPU
+	}
+	return need
+}
+
+// Flags of the plan's cgroup part (cg.h).
+const (
+	flagOn       = 1
+	flagV2       = 2
+	flagOwn      = 4
+	flagPidsKill = 8
+)
+
+// Encode writes the cgroup part of a run plan, as cg.c's cg_plan_decode
+// reads it. A zero Placement is a run without a cgroup.
+func (pl Placement) Encode(w *wire.Writer, l Limits) {
+	var flags uint32
+	if len(pl.Dirs) > 0 {
+		flags |= flagOn
+	}
+	if pl.Version == V2 {
+		flags |= flagV2
+	}
+	if pl.OwnRelative {
+		flags |= flagOwn
+	}
+	if l.PidsKill {
+		flags |= flagPidsKill
+	}
+	w.U32(flags)
+	w.U64(l.Memory)
+	w.U32(uint32(min(l.Pids, math.MaxInt32)))
+	quota := uint32(0)
+	if l.CPU != 0 {
+		quota = uint32(math.Ceil(l.CPU * cpuPeriodUs))
+	}
+	w.U32(quota)
+	w.U32(cpuPeriodUs)
+	w.U32(uint32(len(pl.Dirs)))
+	for _, d := range pl.Dirs {
+		w.Str(d.Path)
+		w.U32(uint32(d.Controllers))
+	}
+}
