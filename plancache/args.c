@@ -12,7 +12,8 @@
  * leaves the invocation to Go. */
 static const char *const run_flags[] = {
 	"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
-	"cwd", "hostname", "time-limit", "status-json", "seccomp", NULL,
+	"cwd", "hostname", "time-limit", "status-json", "seccomp",
+	"memory", "pids", "cpu", "max-output", "limits-mode", NULL,
 };
 
 /* The boolean ones: a value only after "=". */

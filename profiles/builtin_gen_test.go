@@ -147,6 +147,9 @@ func goLiteral(v reflect.Value) string {
 		if v.Elem().Kind() == reflect.Uint64 {
 			return fmt.Sprintf("u64(%d)", v.Elem().Uint())
 		}
+		if v.Elem().Kind() == reflect.Float64 {
+			return fmt.Sprintf("f64(%v)", v.Elem().Float())
+		}
 		return "&" + goLiteral(v.Elem())
 	case reflect.Slice:
 		if v.IsNil() {

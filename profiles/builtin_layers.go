@@ -10,7 +10,7 @@ import "jail/seccomp"
 var builtinLayers = map[string]func() *layer{
 	"minimal": func() *layer {
 		return &layer{file: "built-in/minimal.toml", id: "built-in:minimal", extends: "",
-			set: map[string]bool{"cwd": true, "description": true, "hostname": true, "limits.core": true, "limits.fsize": true, "limits.nofile": true, "limits.time": true, "network.mode": true, "new_session": true, "seccomp": true, "user.gid": true, "user.host_gid": true, "user.host_uid": true, "user.uid": true},
+			set: map[string]bool{"cwd": true, "description": true, "hostname": true, "limits.core": true, "limits.cpu": true, "limits.fsize": true, "limits.memory": true, "limits.nofile": true, "limits.pids": true, "limits.time": true, "network.mode": true, "new_session": true, "seccomp": true, "user.gid": true, "user.host_gid": true, "user.host_uid": true, "user.uid": true},
 			p: Profile{Description: "the system's programs and libraries read-only, /proc, a minimal /dev, a private /tmp; nothing from /etc",
 				Hostname:   "jail",
 				Cwd:        "/",
@@ -21,6 +21,9 @@ var builtinLayers = map[string]func() *layer{
 					HostGID: 65534},
 				Env: Env{Set: map[string]string{"HOME": "/tmp", "LANG": "C.UTF-8", "PATH": "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"}},
 				Limits: Limits{Time: 600000000000,
+					Memory: u64(536870912),
+					Pids:   u64(256),
+					CPU:    f64(1),
 					Core:   u64(0),
 					Nofile: u64(1024),
 					Fsize:  u64(1073741824)},

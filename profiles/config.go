@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"jail/jail"
 	"jail/mount"
 )
@@ -50,13 +52,21 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 		HostGID:    p.User.HostGID,
 		Mounts:     mounts,
 		TimeLimit:  p.Limits.Time,
+		Limits:     p.Limits.cgroupLimits(),
 
 		Seccomp:      clonePolicy(policy),
 		SeccompAudit: p.Seccomp.Audit,
 	}
 	for _, r := range rlimits {
 		if v := *p.Limits.rlimit(r.key); v != nil {
-			c.Rlimits = append(c.Rlimits, jail.Rlimit{Resource: r.resource, Soft: *v, Hard: *v})
+			rl := jail.Rlimit{Resource: r.resource, Soft: *v, Hard: *v}
+			if r.resource == unix.RLIMIT_CPU && *v != unix.RLIM_INFINITY {
+				// A second of grace to the hard limit: at the soft one
+				// the kernel sends SIGXCPU, which says why (at the hard
+				// one, SIGKILL, which does not).
+				rl.Hard = *v + 1
+			}
+			c.Rlimits = append(c.Rlimits, rl)
 		}
 	}
 	return c, nil

@@ -207,14 +207,14 @@ func TestConfigRlimits(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"p.toml": `
 [limits]
 nproc = "unlimited"
-cpu = "1m30s"
+cpu_time = "1m30s"
 as = "4G"
 stack = 8388608
 `})
 	c := mustConfig(t, mustLoad(t, filepath.Join(dir, "p.toml"), Options{}), []string{"x"}, nil)
 	want := []jail.Rlimit{
 		{Resource: unix.RLIMIT_NPROC, Soft: unix.RLIM_INFINITY, Hard: unix.RLIM_INFINITY},
-		{Resource: unix.RLIMIT_CPU, Soft: 90, Hard: 90},
+		{Resource: unix.RLIMIT_CPU, Soft: 90, Hard: 91},
 		{Resource: unix.RLIMIT_AS, Soft: 4 << 30, Hard: 4 << 30},
 		{Resource: unix.RLIMIT_STACK, Soft: 8 << 20, Hard: 8 << 20},
 	}

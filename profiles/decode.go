@@ -329,6 +329,9 @@ func (d *decoder) limits(t map[string]any) {
 			lim.Time, set[key] = dur, true
 			continue
 		}
+		if d.cgroupLimit(lim, k, key, v) {
+			continue
+		}
 		i := slices.IndexFunc(rlimits, func(r rlimitKey) bool { return r.key == k })
 		if i < 0 {
 			d.unknown(key, k, limitKeys)
@@ -353,6 +356,62 @@ func (d *decoder) limits(t map[string]any) {
 		}
 		*lim.rlimit(k), set[key] = &n, true
 	}
+}
+
+// cgroupLimit decodes the limits that are not rlimits; false: k is not one.
+func (d *decoder) cgroupLimit(lim *Limits, k, key string, v any) bool {
+	var err error
+	switch k {
+	case "memory":
+		var n uint64
+		if n, err = parseSize(v); err == nil {
+			err = checkMemory(n)
+			lim.Memory = &n
+		}
+	case "pids":
+		var n uint64
+		if n, err = parseCount(v); err == nil {
+			err = checkPids(n)
+			lim.Pids = &n
+		}
+	case "cpu":
+		var n float64
+		n, err = parseCores(v)
+		lim.CPU = &n
+	case "max_output":
+		var n uint64
+		n, err = parseSize(v)
+		lim.MaxOutput = &n
+	case "mode":
+		s, ok := d.str(key, v)
+		if !ok {
+			return true
+		}
+		err = checkLimitsMode(s)
+		lim.Mode = s
+	case "on_pids_limit":
+		s, ok := d.str(key, v)
+		if !ok {
+			return true
+		}
+		err = checkOnPidsLimit(s)
+		lim.OnPidsLimit = s
+	case "cgroup_parent":
+		s, ok := d.str(key, v)
+		if !ok {
+			return true
+		}
+		err = checkCgroupParent(s)
+		lim.CgroupParent = s
+	default:
+		return false
+	}
+	if err != nil {
+		d.failValue(key, v, err)
+		return true
+	}
+	d.l.set[key] = true
+	return true
 }
 
 func (d *decoder) network(t map[string]any) {

@@ -51,6 +51,7 @@ func (p *Profile) Encode() ([]byte, error) {
 
 	b.WriteString("\n[limits]\n")
 	kv("time", formatTime(p.Limits.Time))
+	p.Limits.encodeCgroup(kv, str, &b)
 	var inherited []string
 	for _, r := range rlimits {
 		v := *p.Limits.rlimit(r.key)

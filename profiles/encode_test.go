@@ -72,7 +72,7 @@ core = "unlimited"
 nofile = 0
 nproc = 4096
 fsize = 1000
-cpu = "61s"
+cpu_time = "61s"
 as = "3T"
 stack = "unlimited"
 [network]

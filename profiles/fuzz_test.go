@@ -89,7 +89,7 @@ cwd = "/w"
 new_session = false
 user = { uid = 1, gid = 2, name = "n", host_uid = 3, host_gid = 4 }
 env = { keep = ["T"], set = { P = "/bin" } }
-limits = { time = "1m", core = 0, nofile = 8, nproc = "unlimited", fsize = "1G", cpu = "9s", as = 1024, stack = "8M" }
+limits = { time = "1m", core = 0, nofile = 8, nproc = "unlimited", fsize = "1G", cpu_time = "9s", as = 1024, stack = "8M" }
 network = { mode = "none" }
 [[mount]]
 type = "bind"

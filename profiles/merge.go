@@ -51,6 +51,27 @@ func (p *Profile) overlay(l *layer) {
 	if set["limits.time"] {
 		p.Limits.Time = c.Limits.Time
 	}
+	if set["limits.memory"] {
+		p.Limits.Memory = cloneLimit(c.Limits.Memory)
+	}
+	if set["limits.pids"] {
+		p.Limits.Pids = cloneLimit(c.Limits.Pids)
+	}
+	if set["limits.cpu"] {
+		p.Limits.CPU = cloneLimit(c.Limits.CPU)
+	}
+	if set["limits.max_output"] {
+		p.Limits.MaxOutput = cloneLimit(c.Limits.MaxOutput)
+	}
+	if set["limits.mode"] {
+		p.Limits.Mode = c.Limits.Mode
+	}
+	if set["limits.on_pids_limit"] {
+		p.Limits.OnPidsLimit = c.Limits.OnPidsLimit
+	}
+	if set["limits.cgroup_parent"] {
+		p.Limits.CgroupParent = c.Limits.CgroupParent
+	}
 	for _, r := range rlimits {
 		if set["limits."+r.key] {
 			n := **c.Limits.rlimit(r.key)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -24,6 +25,12 @@ type Overrides struct {
 	Cwd       string   // --cwd DIR
 	Hostname  string   // --hostname NAME
 	TimeLimit string   // --time-limit DURATION, or "none" or "0"
+	Memory    string   // --memory SIZE ("512M", "unlimited")
+	Pids      string   // --pids N
+	CPU       string   // --cpu CORES ("0.5")
+	MaxOutput string   // --max-output BYTES, per stream
+	// LimitsMode is --limits-mode enforce|best-effort.
+	LimitsMode string
 	// Seccomp is --seccomp NAME: a named policy, looked up as the profile's
 	// own policy would be, or "none"; it replaces the profile's policy.
 	Seccomp      string
@@ -85,6 +92,7 @@ func (p *Profile) Apply(o Overrides) error {
 			q.Limits.Time = d
 		}
 	}
+	a.limits(o)
 	if o.Seccomp != "" {
 		a.seccomp(o.Seccomp)
 	}
@@ -99,6 +107,47 @@ func (p *Profile) Apply(o Overrides) error {
 	}
 	*p = *q
 	return nil
+}
+
+// limits applies the limit flags, each parsed as its profile key is.
+func (a *applier) limits(o Overrides) {
+	l := &a.p.Limits
+	if o.Memory != "" {
+		n, err := parseSize(o.Memory)
+		if err == nil {
+			err = checkMemory(n)
+		}
+		if a.check("--memory", o.Memory, err) {
+			l.Memory = &n
+		}
+	}
+	if o.Pids != "" {
+		n, err := parseCount(o.Pids)
+		if v, perr := strconv.ParseInt(o.Pids, 10, 64); perr == nil {
+			n, err = parseCount(v)
+		}
+		if err == nil {
+			err = checkPids(n)
+		}
+		if a.check("--pids", o.Pids, err) {
+			l.Pids = &n
+		}
+	}
+	if o.CPU != "" {
+		n, err := parseCores(o.CPU)
+		if a.check("--cpu", o.CPU, err) {
+			l.CPU = &n
+		}
+	}
+	if o.MaxOutput != "" {
+		n, err := parseSize(o.MaxOutput)
+		if a.check("--max-output", o.MaxOutput, err) {
+			l.MaxOutput = &n
+		}
+	}
+	if o.LimitsMode != "" && a.check("--limits-mode", o.LimitsMode, checkLimitsMode(o.LimitsMode)) {
+		l.Mode = o.LimitsMode
+	}
 }
 
 // applier collects one Apply's changes and errors.

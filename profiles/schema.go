@@ -64,19 +64,49 @@ type Env struct {
 	Set  map[string]string `toml:"set"`  // wins over Keep
 }
 
-// Limits bounds the command. A nil rlimit is not set: the command inherits
-// the caller's. Sizes are bytes, CPU is seconds, unix.RLIM_INFINITY is
-// "unlimited".
+// Limits bounds the command. Memory, Pids and CPU are the run's cgroup
+// limits; nil is none, and so is unlimited (unix.RLIM_INFINITY, or a CPU of
+// 0), which a profile may write to lift an inherited one. A nil rlimit is not
+// set: the command inherits the caller's. Sizes are bytes, CPU time is
+// seconds, unix.RLIM_INFINITY is "unlimited".
 type Limits struct {
-	Time   time.Duration `toml:"time"` // wall time; 0: none
-	Core   *uint64       `toml:"core"`
-	Nofile *uint64       `toml:"nofile"`
-	Nproc  *uint64       `toml:"nproc"`
-	Fsize  *uint64       `toml:"fsize"`
-	CPU    *uint64       `toml:"cpu"`
-	AS     *uint64       `toml:"as"`
-	Stack  *uint64       `toml:"stack"`
+	Time time.Duration `toml:"time"` // wall time; 0: none
+
+	Memory *uint64  `toml:"memory"` // bytes of memory, and no swap
+	Pids   *uint64  `toml:"pids"`   // processes and threads at once
+	CPU    *float64 `toml:"cpu"`    // cores' worth of CPU time per period
+	// Mode is what happens when the host cannot give the cgroup limits:
+	// "enforce" (also ""): the run fails; "best-effort": the run goes on
+	// with rlimit stand-ins and the status record says what held.
+	Mode string `toml:"mode"`
+	// CgroupParent is where run cgroups are made, as a path in the cgroup
+	// hierarchy ("/jail"); "" is the default (cgroup.DefaultParent).
+	CgroupParent string `toml:"cgroup_parent"`
+	// OnPidsLimit is what a fork refused by the process limit does to the
+	// run: "kill" (also ""): jail ends it, as a fork bomb is best ended;
+	// "refuse": the fork fails with EAGAIN and the run goes on.
+	OnPidsLimit string `toml:"on_pids_limit"`
+	// MaxOutput caps each of stdout and stderr, in bytes; nil: no cap, and
+	// the command writes to the caller's own files.
+	MaxOutput *uint64 `toml:"max_output"`
+
+	Core    *uint64 `toml:"core"`
+	Nofile  *uint64 `toml:"nofile"`
+	Nproc   *uint64 `toml:"nproc"`
+	Fsize   *uint64 `toml:"fsize"`
+	CPUTime *uint64 `toml:"cpu_time"`
+	AS      *uint64 `toml:"as"`
+	Stack   *uint64 `toml:"stack"`
 }
+
+// Limit modes.
+const (
+	limitsEnforce    = "enforce"
+	limitsBestEffort = "best-effort"
+
+	pidsKill   = "kill"
+	pidsRefuse = "refuse"
+)
 
 // Network says what network the jail has.
 type Network struct {
@@ -153,7 +183,7 @@ var (
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode"}
 	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content"}
-	limitKeys   = []string{"time", "core", "nofile", "nproc", "fsize", "cpu", "as", "stack"}
+	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
 	seccompKeys = []string{"policy", "oci", "audit", "extends", "default", "rule"}
 	policyKeys  = []string{"description", "extends", "default", "rule"} // a policy file's
 	ruleKeys    = []string{"syscalls", "action", "comment", "arg"}
@@ -182,7 +212,7 @@ var rlimits = []rlimitKey{
 	{"nofile", unix.RLIMIT_NOFILE, countLimit},
 	{"nproc", unix.RLIMIT_NPROC, countLimit},
 	{"fsize", unix.RLIMIT_FSIZE, sizeLimit},
-	{"cpu", unix.RLIMIT_CPU, cpuLimit},
+	{"cpu_time", unix.RLIMIT_CPU, cpuLimit},
 	{"as", unix.RLIMIT_AS, sizeLimit},
 	{"stack", unix.RLIMIT_STACK, sizeLimit},
 }
@@ -199,8 +229,8 @@ func (l *Limits) rlimit(key string) **uint64 {
 		return &l.Nproc
 	case "fsize":
 		return &l.Fsize
-	case "cpu":
-		return &l.CPU
+	case "cpu_time":
+		return &l.CPUTime
 	case "as":
 		return &l.AS
 	case "stack":
@@ -238,10 +268,23 @@ func (p *Profile) clone() *Profile {
 			*c.Limits.rlimit(r.key) = &n
 		}
 	}
+	c.Limits.Memory = cloneLimit(p.Limits.Memory)
+	c.Limits.Pids = cloneLimit(p.Limits.Pids)
+	c.Limits.CPU = cloneLimit(p.Limits.CPU)
+	c.Limits.MaxOutput = cloneLimit(p.Limits.MaxOutput)
 	c.Mounts = append([]Mount(nil), p.Mounts...)
 	c.Seccomp.Inline = clonePolicy(p.Seccomp.Inline)
 	c.Seccomp.Warnings = slices.Clone(p.Seccomp.Warnings)
 	// resolved is shared: nothing changes it once read (Config hands out
 	// a copy).
 	return &c
+}
+
+// cloneLimit copies an optional limit, so clones share no pointer.
+func cloneLimit[T any](v *T) *T {
+	if v == nil {
+		return nil
+	}
+	n := *v
+	return &n
 }

@@ -209,6 +209,7 @@ func (p *Profile) check() error {
 	if p.Limits.Nofile != nil {
 		add("limits.nofile", checkNofile(*p.Limits.Nofile))
 	}
+	p.Limits.check(add)
 	add("network.mode", checkNetworkMode(p.Network.Mode))
 	errs = append(errs, p.Seccomp.check()...)
 	dsts := map[string]bool{}

@@ -266,3 +266,6 @@ func formatMode(m uint32) string {
 
 // u64 is a pointer to v, for the rlimits of the generated built-in layers.
 func u64(v uint64) *uint64 { return &v }
+
+// f64 is a pointer to v, for the CPU limit of the generated built-in layers.
+func f64(v float64) *float64 { return &v }

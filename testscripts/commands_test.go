@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -58,6 +59,8 @@ func commands() map[string]func(*testscript.TestScript, bool, []string) {
 		"owner":         owner,
 		"nocommonlines": nocommonlines,
 		"userdir":       userdir,
+		"jsonrange":     jsonRange,
+		"sizerange":     sizeRange,
 	}
 }
 
@@ -397,5 +400,47 @@ func userdir(ts *testscript.TestScript, neg bool, args []string) {
 		if os.Geteuid() == 0 {
 			chown(ts, false, []string{unprivUser, d})
 		}
+	}
+}
+
+// jsonRange checks that a number in a JSON file (a top-level key, or
+// several joined by "+", summed) lies in [min, max]:
+// jsonrange st.json cpu_user_ms+cpu_system_ms 700 1300
+func jsonRange(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 4 {
+		ts.Fatalf("usage: jsonrange FILE KEY[+KEY...] MIN MAX")
+	}
+	var rec map[string]any
+	ts.Check(json.Unmarshal([]byte(ts.ReadFile(args[0])), &rec))
+	sum := 0.0
+	for _, k := range strings.Split(args[1], "+") {
+		v, ok := rec[k].(float64)
+		if !ok {
+			ts.Fatalf("%s: %s is not a number: %v", args[0], k, rec[k])
+		}
+		sum += v
+	}
+	checkRange(ts, neg, args[1], sum, args[2], args[3])
+}
+
+// sizeRange checks that a file's size in bytes lies in [min, max].
+func sizeRange(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 3 {
+		ts.Fatalf("usage: sizerange FILE MIN MAX")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	checkRange(ts, neg, args[0]+"'s size", float64(fi.Size()), args[1], args[2])
+}
+
+func checkRange(ts *testscript.TestScript, neg bool, what string, v float64, lo, hi string) {
+	min, err := strconv.ParseFloat(lo, 64)
+	ts.Check(err)
+	max, err := strconv.ParseFloat(hi, 64)
+	ts.Check(err)
+	in := v >= min && v <= max
+	ts.Logf("%s = %v", what, v)
+	if in == neg {
+		ts.Fatalf("%s = %v; want it %sin [%v, %v]", what, v, map[bool]string{true: "not ", false: ""}[neg], min, max)
 	}
 }
