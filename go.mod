@@ -4,18 +4,18 @@ go 1.26.0
 
 require (
 	github.com/BurntSushi/toml v1.6.0
+	github.com/containerd/cgroups/v3 v3.1.3
+	github.com/moby/sys/mountinfo v0.7.3
+	github.com/moby/sys/userns v0.1.0
+	github.com/rogpeppe/go-internal v1.16.0
+	github.com/seccomp/libseccomp-golang v0.11.1
+	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/sys v0.49.0
 )
 
 require (
-	github.com/containerd/cgroups/v3 v3.1.3 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
-	github.com/moby/sys/mountinfo v0.7.3 // indirect
-	github.com/moby/sys/userns v0.1.0 // indirect
-	github.com/rogpeppe/go-internal v1.16.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
-	github.com/seccomp/libseccomp-golang v0.11.1 // indirect
-	github.com/urfave/cli/v2 v2.27.7 // indirect
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	golang.org/x/tools v0.26.0 // indirect
 )

@@ -5,7 +5,8 @@
 // (the performance budget in DESIGN.md: ratio of medians ≤ 1.00, ratio of
 // throughputs ≥ 1.00). It also launches `jail -p default --seccomp none`, to
 // show what the seccomp filter adds to a call (its compiled program cached),
-// and times a first-time compile of the default policy separately.
+// and with its cgroup limits lifted, to show what the run's cgroup costs
+// (create, limit, join, measure, remove), and times a first-time compile of the default policy separately.
 //
 // Usage (from the module root, after building the jail binary):
 //
@@ -131,6 +132,11 @@ type LatencyPart struct {
 	// FilterMedian is the jail/jail-nofilter ratio of the medians: what
 	// loading the (cached) seccomp program adds to a call.
 	FilterMedian float64 `json:"filter_median_ratio"`
+	// CgroupMedianMs and CgroupP95Ms are what the run's cgroup adds
+	// (jail minus jail-nocgroup), CgroupMedian the ratio of the medians.
+	CgroupMedianMs float64 `json:"cgroup_median_ms"`
+	CgroupP95Ms    float64 `json:"cgroup_p95_ms"`
+	CgroupMedian   float64 `json:"jail_nocgroup_median_ratio"`
 }
 
 // ThroughPart is the parallel calls-per-second measurement.
@@ -194,8 +200,8 @@ func run(cfg config, w io.Writer) error {
 	return writeJSON(cfg.jsonPath, rep)
 }
 
-// setup finds the binaries and builds the launchers: true, jail, bwrap, and
-// jail-nofilter.
+// setup finds the binaries and builds the launchers: true, jail, bwrap,
+// jail-nofilter and jail-nocgroup.
 func setup(cfg config) ([]launcher, Host, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -214,6 +220,7 @@ func setup(cfg config) ([]launcher, Host, error) {
 		{Name: "jail", Argv: []string{jail, "-p", "default", "--", target}},
 		{Name: "bwrap", Argv: append([]string{bwrap}, bargs...)},
 		{Name: "jail-nofilter", Argv: []string{jail, "-p", "default", "--seccomp", "none", "--", target}},
+		{Name: "jail-nocgroup", Argv: []string{jail, "-p", "default", "--memory", "unlimited", "--pids", "unlimited", "--cpu", "unlimited", "--", target}},
 	}
 	host := Host{
 		Kernel:       kernelRelease(),

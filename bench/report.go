@@ -12,8 +12,8 @@ import (
 )
 
 // latencyPart measures the launchers one call at a time, alternating, and
-// summarises the samples; ls must be true, jail, bwrap, jail-nofilter in
-// that order.
+// summarises the samples; ls must be true, jail, bwrap, jail-nofilter,
+// jail-nocgroup in that order.
 func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 	samples, err := measureLatency(c, ls, cfg.warmup, cfg.runs)
 	if err != nil {
@@ -32,6 +32,10 @@ func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 	p.JailBwrapMedian = ratio(j.Median, b.Median)
 	p.JailBwrapP95 = ratio(j.P95, b.P95)
 	p.FilterMedian = ratio(j.Median, p.Stats["jail-nofilter"].Median)
+	nc := p.Stats["jail-nocgroup"]
+	p.CgroupMedianMs = j.Median - nc.Median
+	p.CgroupP95Ms = j.P95 - nc.P95
+	p.CgroupMedian = ratio(j.Median, nc.Median)
 	return p, nil
 }
 
@@ -105,6 +109,8 @@ func printLatency(w io.Writer, ls []launcher, p LatencyPart) {
 	fmt.Fprintf(w, "  ratio jail/bwrap of the medians:  %5.2f   %s\n", p.JailBwrapMedian, verdict(p.JailBwrapMedian <= 1, "≤"))
 	fmt.Fprintf(w, "  ratio jail/bwrap of the p95s:     %5.2f   %s\n", p.JailBwrapP95, verdict(p.JailBwrapP95 <= 1, "≤"))
 	fmt.Fprintf(w, "  ratio jail/jail-nofilter of the medians (the seccomp filter, cached): %5.2f\n", p.FilterMedian)
+	fmt.Fprintf(w, "  the run's cgroup (jail - jail-nocgroup): median %+.2f ms, p95 %+.2f ms, ratio of the medians %5.2f\n",
+		p.CgroupMedianMs, p.CgroupP95Ms, p.CgroupMedian)
 }
 
 // printThroughput prints calls per second for jail and bwrap and their ratio.

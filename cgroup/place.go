@@ -19,6 +19,7 @@ import (
 
 	"github.com/containerd/cgroups/v3"
 	"github.com/moby/sys/mountinfo"
+	"github.com/moby/sys/userns"
 	"golang.org/x/sys/unix"
 )
 
@@ -86,7 +87,7 @@ const mountPoint = "/sys/fs/cgroup"
 
 // Detect finds the host's cgroup hierarchies.
 func Detect() (Host, error) {
-	h := Host{InUserNS: cgroups.RunningInUserNS()}
+	h := Host{InUserNS: userns.RunningInUserNS()}
 	switch cgroups.Mode() {
 	case cgroups.Unified:
 		h.Version, h.Unified = V2, mountPoint
@@ -188,8 +189,8 @@ func placeV1(h Host, parent string, euid int, need Controllers) (Placement, erro
 		if err := writableDir(dir, euid); err != nil {
 			fix := "run jail as root"
 			if euid != 0 {
-				fix += fmt.Sprintf(", or have root delegate %s to uid %d (mkdir -p it in each of %s, then chown -R %d it)",
-					parent, euid, strings.Join(Controllers(need).Names(), " "), euid)
+				fix += fmt.Sprintf(", or have root delegate %s to uid %d: for c in %s; do mkdir -p /sys/fs/cgroup/$c%s && chown %d /sys/fs/cgroup/$c%s; done",
+					parent, euid, strings.Join(need.Names(), " "), parent, euid, parent)
 			}
 			return pl, fmt.Errorf("%w: cgroup v1: %v; fix: %s", ErrUnavailable, err, fix)
 		}

@@ -279,8 +279,20 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 	fprintf(f, "\"wall_ms\":%.3f,\"setup_ms\":%.3f,\"cpu_user_ms\":%.3f,\"cpu_system_ms\":%.3f,", ms(o->wall_ns),
 		ms(o->setup_ns), user, sys);
 	if (o->have_cg) {
-		fprintf(f, "\"oom_kills\":%lld,\"memory_peak_bytes\":%lld,\"pids_peak\":%lld,\"cpu_throttled_periods\":%lld,",
-			(long long)u->oom_kills, (long long)u->memory_peak, (long long)u->pids_peak, (long long)u->cpu_throttled);
+		/* null: this kernel does not tell (pids.peak is 6.1+, ...). */
+		const struct {
+			const char *key;
+			int64_t v;
+		} usage[] = {{"oom_kills", u->oom_kills},
+			     {"memory_peak_bytes", u->memory_peak},
+			     {"pids_peak", u->pids_peak},
+			     {"cpu_throttled_periods", u->cpu_throttled}};
+		for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+			if (usage[i].v < 0)
+				fprintf(f, "\"%s\":null,", usage[i].key);
+			else
+				fprintf(f, "\"%s\":%lld,", usage[i].key, (long long)usage[i].v);
+		}
 	}
 	if (p->max_output)
 		fprintf(f, "\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu},", (unsigned long long)o->out_dropped[0],

@@ -31,15 +31,34 @@ func (e *SetupError) Error() string { return e.Msg }
 // caller (an agent platform) to learn exactly what happened. Fields are only
 // ever added, never renamed.
 type Status struct {
-	Version     int     `json:"version"`
-	ExitCode    int     `json:"exit_code"`
-	Signal      int     `json:"signal"`
-	SignalName  string  `json:"signal_name,omitempty"`
-	TimedOut    bool    `json:"timed_out"`
-	WallMS      float64 `json:"wall_ms"`
-	SetupMS     float64 `json:"setup_ms"`
-	UserCPUMS   float64 `json:"cpu_user_ms"`
-	SystemCPUMS float64 `json:"cpu_system_ms"`
+	Version    int    `json:"version"`
+	ExitCode   int    `json:"exit_code"`
+	Signal     int    `json:"signal"`
+	SignalName string `json:"signal_name,omitempty"`
+	TimedOut   bool   `json:"timed_out"`
+	// The verdict: which limit ended or hurt the run.
+	OOMKilled       bool `json:"oom_killed"`        // the cgroup's OOM killer ended a process
+	PidsLimitHit    bool `json:"pids_limit_hit"`    // the process limit refused a fork
+	CPUTimeExceeded bool `json:"cpu_time_exceeded"` // SIGXCPU (RLIMIT_CPU) killed the command
+	FileTooLarge    bool `json:"file_too_large"`    // SIGXFSZ (RLIMIT_FSIZE) killed the command
+	OutputTruncated bool `json:"output_truncated"`  // --max-output dropped some of stdout or stderr
+	// Usage, as the run's cgroup counted it; nil when there was none or
+	// the kernel does not tell.
+	OOMKills        *int64 `json:"oom_kills,omitempty"`
+	MemoryPeakBytes *int64 `json:"memory_peak_bytes,omitempty"`
+	PidsPeak        *int64 `json:"pids_peak,omitempty"`
+	CPUThrottled    *int64 `json:"cpu_throttled_periods,omitempty"`
+	// OutputDropped is, with a cap, how many bytes of each stream went.
+	OutputDropped *struct {
+		Stdout uint64 `json:"stdout"`
+		Stderr uint64 `json:"stderr"`
+	} `json:"output_dropped,omitempty"`
+	// Limits is what the run was held to, and by what.
+	Limits      *limitsRecord `json:"limits,omitempty"`
+	WallMS      float64       `json:"wall_ms"`
+	SetupMS     float64       `json:"setup_ms"`
+	UserCPUMS   float64       `json:"cpu_user_ms"`
+	SystemCPUMS float64       `json:"cpu_system_ms"`
 	// PlanCached: the run replayed a cached plan; Go did not start.
 	PlanCached  bool   `json:"plan_cached"`
 	Profile     string `json:"profile"`

@@ -21,8 +21,7 @@ import (
 // commands do.
 func wholeJail() Result {
 	r := Result{Name: "a jail runs"}
-	policy, err := profiles.LoadPolicy("default", profiles.Options{})
-	if err != nil {
+	if _, err := profiles.LoadPolicy("default", profiles.Options{}); err != nil {
 		r.Detail = fmt.Sprintf("seccomp policy: %v", err)
 		return r
 	}
@@ -42,26 +41,8 @@ func wholeJail() Result {
 			return r
 		}
 	}
-	cfg := jail.Config{
-		Profile:    "check",
-		Argv:       []string{"/bin/sh", "-c", "test -r /proc/self/status && test -c /dev/null && : > /workspace/probe"},
-		Env:        []string{"PATH=/usr/bin:/bin"},
-		Dir:        "/",
-		Hostname:   "jail-check",
-		NewSession: true,
-		UID:        1000, GID: 1000, HostUID: 65534, HostGID: 65534,
-		Mounts: []mount.Spec{
-			{Kind: mount.ReadOnlyBind, Src: "/usr", Dst: "/usr"},
-			{Kind: mount.ReadOnlyBind, Src: "/bin", Dst: "/bin", Optional: true},
-			{Kind: mount.ReadOnlyBind, Src: "/lib", Dst: "/lib", Optional: true},
-			{Kind: mount.ReadOnlyBind, Src: "/lib64", Dst: "/lib64", Optional: true},
-			{Kind: mount.Proc, Dst: "/proc"},
-			{Kind: mount.Dev, Dst: "/dev"},
-			{Kind: mount.Bind, Src: dir, Dst: "/workspace"},
-		},
-		TimeLimit: 10 * time.Second,
-		Seccomp:   policy,
-	}
+	cfg := probeConfig([]string{"/bin/sh", "-c", "test -r /proc/self/status && test -c /dev/null && : > /workspace/probe"})
+	cfg.Mounts = append(cfg.Mounts, mount.Spec{Kind: mount.Bind, Src: dir, Dst: "/workspace"})
 	start := time.Now()
 	res, err := jail.Run(cfg, start)
 	switch {
@@ -87,4 +68,29 @@ func wholeJail() Result {
 	r.OK = true
 	r.Detail = fmt.Sprintf("pivot_root, procfs in a new pid namespace, minimal /dev, a writable bind whose files stay its owner's, the default seccomp filter (%.1f ms setup)", float64(res.Setup.Microseconds())/1000)
 	return r
+}
+
+// probeConfig is the jail the checks run: the host's programs read-only,
+// proc, a minimal /dev, the default seccomp filter, no cgroup limits.
+func probeConfig(argv []string) jail.Config {
+	policy, _ := profiles.LoadPolicy("default", profiles.Options{}) // nil: NewPlan refuses it, and says so
+	return jail.Config{
+		Profile:    "check",
+		Argv:       argv,
+		Env:        []string{"PATH=/usr/bin:/bin"},
+		Dir:        "/",
+		Hostname:   "jail-check",
+		NewSession: true,
+		UID:        1000, GID: 1000, HostUID: 65534, HostGID: 65534,
+		Mounts: []mount.Spec{
+			{Kind: mount.ReadOnlyBind, Src: "/usr", Dst: "/usr"},
+			{Kind: mount.ReadOnlyBind, Src: "/bin", Dst: "/bin", Optional: true},
+			{Kind: mount.ReadOnlyBind, Src: "/lib", Dst: "/lib", Optional: true},
+			{Kind: mount.ReadOnlyBind, Src: "/lib64", Dst: "/lib64", Optional: true},
+			{Kind: mount.Proc, Dst: "/proc"},
+			{Kind: mount.Dev, Dst: "/dev"},
+		},
+		TimeLimit: 10 * time.Second,
+		Seccomp:   policy,
+	}
 }

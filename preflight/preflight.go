@@ -31,6 +31,7 @@ func Checks() []Result {
 		wholeJail(),
 		seccompSupport(),
 		cgroups(),
+		cgroupAttach(),
 		landlock(),
 	}
 }

@@ -37,6 +37,17 @@ echo "The seccomp filter refused both; the status record's \"denied\" lists each
 grep -o '"syscall":"[a-z0-9_]*","nr":[0-9]*,"count":[0-9]*,"args":\["[^"]*"' "$st" | sed 's/^/  /'
 rm -f "$st"
 
+printf '\nLimits: every jail has its own cgroup (memory 512M, pids 256, cpu 1 core).\n'
+printf '$ :(){ :|:& };:    (a fork bomb, with --status-json)\n'
+"$JAIL" -p agent --workspace "$ws" --status-json "$st" -- bash -c ':(){ :|:& };:' 2>&1 | grep '^jail:' | sed 's/^/  /'
+grep -o '"pids_limit_hit":[a-z]*' "$st" | sed 's/^/  /'
+printf '$ python3 -c "x = bytearray(1 << 30)"    (1 GiB, with --memory 256M)\n'
+"$JAIL" -p agent --workspace "$ws" --memory 256M --status-json "$st" -- python3 -c 'x = bytearray(1 << 30)' 2>&1 | grep '^jail:' | sed 's/^/  /'
+grep -o '"oom_killed":[a-z]*' "$st" | sed 's/^/  /'
+printf '$ yes    (an output flood, with --max-output 64)\n'
+"$JAIL" -p agent --workspace "$ws" --max-output 64 --time-limit 1s -- yes 2>&1 | tail -2 | sed 's/^/  /'
+rm -f "$st"
+
 echo
 echo "Checks (each must say ok):"
 check() { if jailed "$2" >/dev/null 2>&1; then echo "  ok    $1"; else echo "  FAIL  $1"; fail=1; fi; }
