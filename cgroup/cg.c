@@ -128,6 +128,19 @@ static int own_v2(char *out, size_t size)
 	return -1;
 }
 
+/* own_base is the runner's delegated cgroup: its own, or, when it is
+ * already in the leaf it moves itself to (or jail check put it there),
+ * that leaf's parent. */
+static int own_base(char *out, size_t size)
+{
+	if (own_v2(out, size) < 0)
+		return -1;
+	char *slash = strrchr(out, '/');
+	if (slash && strcmp(slash + 1, CG_RUNNER_LEAF) == 0)
+		*(slash == out ? slash + 1 : slash) = 0;
+	return 0;
+}
+
 static void ctrl_list(uint32_t ctrl, char *out, size_t size)
 {
 	snprintf(out, size, "%s%s%s", ctrl & CG_MEMORY ? "+memory " : "", ctrl & CG_PIDS ? "+pids " : "",
@@ -179,7 +192,7 @@ static int v2_parent(const char *parent, uint32_t ctrl, int own, struct jerr *e)
 	if (!has_ctrls(buf, ctrl) && put(base, "cgroup.subtree_control", want) < 0) {
 		int err = errno;
 		char leaf[PATH_MAX + 16];
-		snprintf(leaf, sizeof leaf, "%s/jail.runner", base);
+		snprintf(leaf, sizeof leaf, "%s/%s", base, CG_RUNNER_LEAF);
 		if (err != EBUSY || !own || (mkdir(leaf, 0755) < 0 && errno != EEXIST) || put(leaf, "cgroup.procs", "0") < 0 ||
 		    put(base, "cgroup.subtree_control", want) < 0)
 			return jerr_set(e, err,
@@ -206,8 +219,14 @@ static int limit(const struct cg_plan *p, const char *dir, uint32_t ctrl, int v2
 		/* No swap: a memory limit that swaps is a slow one. Without
 		 * swap accounting the file is missing, and there is no swap
 		 * to limit per cgroup. */
-		if (put(dir, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes", v2 ? "0" : v) < 0 && errno != ENOENT)
-			return jerr_set(e, errno, "cgroup: set the swap limit in %s", dir);
+		if (put(dir, v2 ? "memory.swap.max" : "memory.memsw.limit_in_bytes", v2 ? "0" : v) < 0) {
+			if (errno != ENOENT)
+				return jerr_set(e, errno, "cgroup: set the swap limit in %s", dir);
+			/* No swap accounting: as near to none as v1 goes (the
+			 * plan's record says swap is not limited if any is on). */
+			if (!v2 && put(dir, "memory.swappiness", "0") < 0)
+				return jerr_set(e, errno, "cgroup: set memory.swappiness in %s", dir);
+		}
 	}
 	if ((ctrl & CG_PIDS) && p->pids) {
 		snprintf(v, sizeof v, "%u", p->pids);
@@ -238,7 +257,7 @@ int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e)
 	r->v2 = !!(p->flags & CG_V2);
 	char name[64], own[PATH_MAX];
 	snprintf(name, sizeof name, "r%d-%llu", (int)getpid(), start_time(getpid()));
-	if ((p->flags & CG_OWN) && own_v2(own, sizeof own) < 0)
+	if ((p->flags & CG_OWN) && own_base(own, sizeof own) < 0)
 		return jerr_set(e, errno, "cgroup v2: find jail's own cgroup in /proc/self/cgroup");
 	for (uint32_t i = 0; i < p->ndirs; i++) {
 		char parent[PATH_MAX];
@@ -264,7 +283,16 @@ int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e)
 			goto fail;
 		}
 		if (mkdir(r->path[r->n], 0755) < 0) {
-			jerr_set(e, errno, "cgroup: make %s (jail check tells whether this caller can)", r->path[r->n]);
+			int err = errno;
+			if (err == EACCES || err == EPERM || err == EROFS)
+				jerr_set(e, err,
+					 "cgroup: make %s; fix: run jail as root, %s, or run with --limits-mode best-effort "
+					 "(jail check says how for this caller)",
+					 r->path[r->n],
+					 r->v2 ? "or in a delegated scope of its own (systemd-run --user --scope -p Delegate=yes jail ...)"
+					       : "or have root delegate the parent to this user");
+			else
+				jerr_set(e, err, "cgroup: make %s", r->path[r->n]);
 			goto fail;
 		}
 		r->ctrl[r->n++] = p->dirs[i].ctrl;
@@ -335,9 +363,15 @@ void cg_measure(const struct cg_run *r, struct cg_usage *u)
 			u->cpu_throttled = keyed(buf, "nr_throttled");
 		}
 		if (!r->v2 && (r->ctrl[i] & CG_CPUACCT)) {
+			/* cpuacct.usage is exact; its user/system split is
+			 * sampled at ticks, so it only divides the total (and a
+			 * run too short for a tick is left to the wait status). */
+			int64_t total = number(d, "cpuacct.usage");
 			int64_t user = number(d, "cpuacct.usage_user"), sys = number(d, "cpuacct.usage_sys");
-			u->cpu_user_us = user < 0 ? -1 : user / 1000;
-			u->cpu_system_us = sys < 0 ? -1 : sys / 1000;
+			if (total >= 0 && user >= 0 && sys >= 0 && user + sys > 0) {
+				u->cpu_user_us = (int64_t)((double)total * (double)user / (double)(user + sys)) / 1000;
+				u->cpu_system_us = total / 1000 - u->cpu_user_us;
+			}
 		}
 		if (!r->v2 && (r->ctrl[i] & CG_CPU) && get(d, "cpu.stat", buf, sizeof buf) > 0)
 			u->cpu_throttled = keyed(buf, "nr_throttled");
@@ -356,10 +390,16 @@ static int empty(const char *dir, int v2, int kill_left)
 		if (v2 && put(dir, "cgroup.kill", "1") == 0) {
 			/* every process is dying */
 		} else {
-			char buf[4096];
-			if (get(dir, "cgroup.procs", buf, sizeof buf) > 0)
-				for (char *l = buf; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
-					kill((pid_t)atoi(l), SIGKILL);
+			/* Whole lines only: a pid cut off by the buffer's end
+			 * would be another process's. */
+			char buf[65536];
+			ssize_t n = get(dir, "cgroup.procs", buf, sizeof buf);
+			char *end = n > 0 ? strrchr(buf, '\n') : NULL;
+			for (char *l = buf; end && l < end; l = strchr(l, '\n') + 1) {
+				long pid = strtol(l, NULL, 10);
+				if (pid > 0)
+					kill((pid_t)pid, SIGKILL);
+			}
 		}
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);

@@ -28,6 +28,10 @@
 /* The unified hierarchy's mount point, as place.go's. */
 #define CG_UNIFIED "/sys/fs/cgroup"
 
+/* The leaf of its delegated cgroup the runner moves to (place.go's
+ * RunnerLeaf). */
+#define CG_RUNNER_LEAF "jail.runner"
+
 struct cg_plan {
 	uint32_t flags;
 	uint64_t memory;                     /* bytes; 0: no limit */

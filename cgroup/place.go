@@ -80,6 +80,20 @@ type Host struct {
 	// InUserNS: jail itself runs in a user namespace (a container,
 	// probably), which changes the advice when cgroups are out of reach.
 	InUserNS bool
+	// NsDelegate: cgroup2 is mounted with nsdelegate, so a jail cannot
+	// write the limits of the cgroup its cgroup namespace is rooted at,
+	// even where the files are its caller's (v2).
+	NsDelegate bool
+	// SwapAccounted: the kernel limits swap per cgroup (v1: memsw files).
+	SwapAccounted bool
+}
+
+// LimitsOwnedByJail reports whether a jail of an unprivileged caller would
+// own its own limit files (the caller made its cgroup), so that a jail that
+// can mount cgroupfs (a user namespace of its own, which only a seccomp
+// policy stops) could lift its limits.
+func (h Host) LimitsOwnedByJail(euid int) bool {
+	return euid != 0 && (h.Version == V1 || !h.NsDelegate)
 }
 
 // mountPoint is where containerd/cgroups, and every tool, expect cgroups.
@@ -90,7 +104,10 @@ func Detect() (Host, error) {
 	h := Host{InUserNS: userns.RunningInUserNS()}
 	switch cgroups.Mode() {
 	case cgroups.Unified:
-		h.Version, h.Unified = V2, mountPoint
+		h.Version, h.Unified, h.SwapAccounted = V2, mountPoint, true
+		if m, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(mountPoint)); err == nil && len(m) == 1 {
+			h.NsDelegate = strings.Contains(","+m[0].VFSOptions+",", ",nsdelegate,")
+		}
 		return h, nil
 	case cgroups.Legacy, cgroups.Hybrid:
 		h.Version = V1
@@ -112,6 +129,10 @@ func Detect() (Host, error) {
 				}
 			}
 		}
+	}
+	if m := h.V1["memory"]; m != "" {
+		_, err := os.Stat(filepath.Join(m, "memory.memsw.limit_in_bytes"))
+		h.SwapAccounted = err == nil
 	}
 	return h, nil
 }
@@ -186,6 +207,9 @@ func placeV1(h Host, parent string, euid int, need Controllers) (Placement, erro
 	}
 	for _, m := range order {
 		dir := filepath.Join(m, parent)
+		if err := rootOwned(m, dir, euid); err != nil {
+			return pl, err
+		}
 		if err := writableDir(dir, euid); err != nil {
 			fix := "run jail as root"
 			if euid != 0 {
@@ -235,6 +259,9 @@ func placeV2(h Host, parent string, euid int, need Controllers) (Placement, erro
 	if pl.OwnRelative {
 		dir = parent
 	}
+	if err := rootOwned(h.Unified, dir, euid); err != nil {
+		return pl, err
+	}
 	if err := writableDir(filepath.Join(h.Unified, base, filepath.Base(parent)), euid); err != nil {
 		return pl, fmt.Errorf("%w: cgroup v2: %v; fix: %s", ErrUnavailable, err, fix)
 	}
@@ -252,8 +279,30 @@ func fixV2(h Host, euid int) string {
 	return "check that cgroup2 is mounted read-write at " + mountPoint
 }
 
+// rootOwned refuses, for a root caller, a parent of which a level is
+// another user's: that user could rename root's run cgroup away and plant
+// one of its own under the name (v1 lets a directory's owner do that), and
+// the jail would run in it, unlimited.
+func rootOwned(mount, dir string, euid int) error {
+	if euid != 0 || !strings.HasPrefix(dir, "/") {
+		return nil
+	}
+	for d := dir; len(d) >= len(mount); d = filepath.Dir(d) {
+		var st unix.Stat_t
+		if unix.Stat(d, &st) == nil && st.Uid != 0 {
+			return fmt.Errorf("cgroup parent %s: %s belongs to uid %d, who could swap root's run cgroups for their own; use a parent only root owns", dir, d, st.Uid)
+		}
+		if d == mount {
+			break
+		}
+	}
+	return nil
+}
+
 // writableDir checks that dir exists and the caller may make cgroups in
-// it, or, when it is missing, that its parent does (the runner makes it).
+// it, or, when it is missing, that the caller may make it: the runner makes
+// the missing levels (root, any; another user, dir itself, in a parent
+// delegated to it).
 func writableDir(dir string, euid int) error {
 	for d := dir; ; d = filepath.Dir(d) {
 		var st unix.Stat_t
@@ -267,15 +316,20 @@ func writableDir(dir string, euid int) error {
 		if !errors.Is(err, unix.ENOENT) || d == "/" {
 			return fmt.Errorf("%s: %w", d, err)
 		}
-		if euid != 0 {
-			// Only root may create the missing levels of a parent.
+		if euid != 0 && d != dir {
 			return fmt.Errorf("%s does not exist", d)
 		}
 	}
 }
 
+// RunnerLeaf is the leaf of a delegated cgroup that jail moves itself to,
+// so that the cgroup holds no process and may hand controllers down to its
+// jail/ subtree (cg.c does it for the runner).
+const RunnerLeaf = "jail.runner"
+
 // OwnV2 is the caller's cgroup on the unified hierarchy, from
-// /proc/self/cgroup.
+// /proc/self/cgroup; a process already in RunnerLeaf counts as in its
+// parent, as the runner reckons it.
 func OwnV2() (string, error) {
 	_, own, err := cgroups.ParseCgroupFileUnified("/proc/self/cgroup")
 	if err != nil {
@@ -284,5 +338,24 @@ func OwnV2() (string, error) {
 	if own == "" {
 		return "", errors.New("/proc/self/cgroup names no cgroup v2 path")
 	}
+	if filepath.Base(own) == RunnerLeaf {
+		own = filepath.Dir(own)
+	}
 	return own, nil
+}
+
+// MoveToLeaf moves this process into RunnerLeaf of its own delegated v2
+// cgroup, as the runner moves itself: for a process (jail check) that
+// starts runners and stays, so that it does not keep its cgroup from
+// handing controllers down.
+func MoveToLeaf() error {
+	own, err := OwnV2()
+	if err != nil {
+		return err
+	}
+	leaf := filepath.Join(mountPoint, own, RunnerLeaf)
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte("0"), 0)
 }

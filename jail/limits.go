@@ -46,9 +46,19 @@ func planLimits(cfg Config, root bool) (cgroup.Placement, []Rlimit, string, erro
 		if err == nil {
 			place, err = cgroup.Place(host, l.CgroupParent, os.Geteuid(), cgroupLimits(l).Need())
 		}
+		if err == nil && cfg.Seccomp != nil && cfg.Seccomp.None && host.LimitsOwnedByJail(os.Geteuid()) {
+			// Without a filter the jail can make a user namespace,
+			// mount cgroupfs, and write the limit files it owns.
+			err = fmt.Errorf("%w: this caller's jail would own its cgroup's limit files, and with no seccomp filter it could "+
+				"mount cgroupfs and lift them; fix: keep a seccomp policy (one that refuses user namespaces, as default does), "+
+				"run jail as root, or use cgroup v2 mounted with nsdelegate", cgroup.ErrUnavailable)
+		}
 		switch {
 		case err == nil:
 			rec.Cgroup = place.Version.String()
+			if l.Memory != 0 && !host.SwapAccounted && swapOn() {
+				rec.NotEnforced = append(rec.NotEnforced, "no swap (this kernel does not limit swap per cgroup: memory.swappiness 0 instead)")
+			}
 			for _, on := range []struct {
 				name string
 				set  bool
@@ -84,6 +94,12 @@ func planLimits(cfg Config, root bool) (cgroup.Placement, []Rlimit, string, erro
 		return place, nil, "", err
 	}
 	return place, rlimits, string(b), nil
+}
+
+// swapOn reports whether the host has any swap in use.
+func swapOn() bool {
+	b, err := os.ReadFile("/proc/swaps")
+	return err == nil && strings.Count(string(b), "\n") > 1
 }
 
 // withRlimit sets resource to n, or lowers it to n if the profile's own

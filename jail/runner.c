@@ -218,6 +218,7 @@ struct outcome {
 	int have_cg;
 	struct cg_run *cgr;            /* the run's cgroup, removed when jail ends */
 	uint64_t out_dropped[2];       /* bytes of stdout, stderr past --max-output */
+	uint64_t out_lost;             /* bytes the caller's end did not take (closed, or not read) */
 	char err[1100];                /* the init stage's error line */
 	const char *fatal;             /* the runner's own failure, which ended the jail */
 	uint64_t setup_ns, wall_ns;
@@ -295,8 +296,9 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 		}
 	}
 	if (p->max_output)
-		fprintf(f, "\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu},", (unsigned long long)o->out_dropped[0],
-			(unsigned long long)o->out_dropped[1]);
+		fprintf(f, "\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu,\"undelivered\":%llu},",
+			(unsigned long long)o->out_dropped[0], (unsigned long long)o->out_dropped[1],
+			(unsigned long long)o->out_lost);
 	fprintf(f, "\"limits\":%s,", p->limits_json[0] ? p->limits_json : "{}");
 	/* jail's own CPU, outside the jail's limits: answering refused
 	 * calls costs it, and a command that floods them shows here. */
@@ -416,6 +418,49 @@ static const char *limit_line(const struct run_plan *p, const struct outcome *o,
 	return buf;
 }
 
+/* nonblocking_out is fd, or, for a pipe or terminal, a private
+ * non-blocking open of the same file, so that writing to the caller's end
+ * never blocks jail (a terminal the command stopped with TCOOFF would);
+ * *sock says fd is a socket, to send with MSG_DONTWAIT. A regular file does
+ * not block, and keeps the caller's own description and offset. */
+static int nonblocking_out(int fd, int *sock)
+{
+	struct stat st;
+	*sock = 0;
+	if (fstat(fd, &st) < 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return fd;
+	if (S_ISSOCK(st.st_mode)) {
+		*sock = 1;
+		return fd;
+	}
+	char path[64];
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	int own = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat ost;
+	if (own >= 0 && fstat(own, &ost) == 0 && ost.st_dev == st.st_dev && ost.st_ino == st.st_ino)
+		return own;
+	if (own >= 0)
+		close(own);
+	return fd;
+}
+
+/* say writes jail's one line to stderr without ever blocking on it: a line
+ * the caller's end cannot take now is dropped (the record has it all). */
+static void say(const char *line)
+{
+	char buf[1200];
+	int sock, n = snprintf(buf, sizeof buf, "jail: %s\n", line);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof buf)
+		n = (int)sizeof buf - 1, buf[n - 1] = '\n';
+	int fd = nonblocking_out(2, &sock);
+	ssize_t w = sock ? send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) : write(fd, buf, (size_t)n);
+	(void)w;
+	if (fd != 2)
+		close(fd);
+}
+
 static void finish(const struct run_plan *p, int status_fd, const struct outcome *o, const char *jail_err)
 {
 	int code, sig = 0;
@@ -449,7 +494,7 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 	if (status_fd >= 0)
 		write_status(status_fd, p, o, code, sig, err);
 	if (line)
-		dprintf(2, "jail: %s\n", line);
+		say(line);
 	_exit(code);
 }
 
@@ -567,23 +612,30 @@ enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P
 /* relay passes one of the command's output streams on to jail's own, up
  * to the cap; past it, it reads and drops (so the command never blocks on
  * a full pipe), counts, and at the end adds one line saying how much went.
- * It writes only when the caller's end can take it, at most a pipe page at
- * a time, so a caller that stops reading never blocks jail itself: the
- * time limit and the seccomp answers go on. */
+ * It never blocks jail itself, so the time limit, signals and the seccomp
+ * answers go on whatever the caller's end does: a pipe or terminal gets a
+ * private non-blocking open of its own (a stopped terminal, TCOOFF or
+ * ^S, would block a plain write), a socket gets MSG_DONTWAIT; a regular
+ * file, which does not block, keeps the caller's own description and
+ * offset. */
 struct relay {
-	int in, out;            /* the pipe from the jail (-1: at its end); jail's 1 or 2 */
+	int in, out;            /* the pipe from the jail (-1: at its end); where to write */
+	int sock;               /* out is a socket: send with MSG_DONTWAIT */
 	const char *name;       /* stdout, stderr */
-	uint64_t cap, passed, dropped;
-	int broken;             /* the caller's end is gone: the rest is dropped */
+	uint64_t cap, passed, dropped, lost;
+	int broken;             /* the caller's end is gone: the rest is lost, not "truncated" */
 	int last_nl;            /* the last byte passed on was a newline */
 	size_t off, len;
 	char buf[65536];
 };
 
+/* relay_open readies the caller's fd for non-blocking writes. */
+static void relay_open(struct relay *r, int fd) { r->out = nonblocking_out(fd, &r->sock); }
+
 static int relay_done(const struct relay *r) { return r->in < 0 && r->off == r->len; }
 
-/* relay_fd is the fd to poll: the caller's end while something waits to
- * go out, else the pipe. */
+/* relay_poll is what to wait for: the caller's end while something waits
+ * to go out, else the pipe. */
 static struct pollfd relay_poll(const struct relay *r)
 {
 	if (r->off < r->len)
@@ -591,15 +643,27 @@ static struct pollfd relay_poll(const struct relay *r)
 	return (struct pollfd){.fd = r->in, .events = POLLIN};
 }
 
-static void relay_step(struct relay *r, short revents)
+/* relay_give_up drops what still waits for a caller that does not read:
+ * the jail is over, and jail must end too. */
+static void relay_give_up(struct relay *r)
+{
+	r->lost += r->len - r->off;
+	r->off = r->len = 0;
+	if (r->in >= 0)
+		close(r->in);
+	r->in = -1;
+}
+
+static void relay_step(struct relay *r)
 {
 	if (r->off < r->len) {
 		size_t n = r->len - r->off;
-		ssize_t w = write(r->out, r->buf + r->off, n < 4096 ? n : 4096);
+		ssize_t w = r->sock ? send(r->out, r->buf + r->off, n, MSG_DONTWAIT | MSG_NOSIGNAL)
+				    : write(r->out, r->buf + r->off, n);
 		if (w > 0)
 			r->off += (size_t)w;
 		else if (w < 0 && errno != EAGAIN && errno != EINTR)
-			r->broken = 1, r->off = r->len;
+			r->broken = 1, r->lost += n, r->off = r->len;
 		if (r->off == r->len)
 			r->off = r->len = 0;
 		return;
@@ -619,7 +683,11 @@ static void relay_step(struct relay *r, short revents)
 		}
 		return;
 	}
-	uint64_t keep = r->broken || r->passed >= r->cap ? 0 : r->cap - r->passed;
+	if (r->broken) {
+		r->lost += (uint64_t)n;
+		return;
+	}
+	uint64_t keep = r->passed >= r->cap ? 0 : r->cap - r->passed;
 	if (keep > (uint64_t)n)
 		keep = (uint64_t)n;
 	r->dropped += (uint64_t)n - keep;
@@ -628,7 +696,6 @@ static void relay_step(struct relay *r, short revents)
 		r->len = (size_t)keep;
 		r->last_nl = r->buf[keep - 1] == '\n';
 	}
-	(void)revents;
 }
 
 void runner_main(const struct run_plan *p, char **argv, const char *status_to, uint64_t started)
@@ -636,6 +703,17 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	extern char **environ;
 	struct jerr e = {0};
 	struct outcome o = {0};
+	/* Fds 0-2 open, so nothing of jail's own (the status record, a
+	 * relay pipe) takes one of their numbers and gets the command's
+	 * output. */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+			int null = open("/dev/null", O_RDWR);
+			if (null >= 0 && null != fd) {
+				dup2(null, fd);
+				close(null);
+			}
+		}
 	int status_fd = open_status(status_to, &e);
 	if (status_fd == -2) {
 		/* Nowhere to write the record: say so and stop. */
@@ -682,7 +760,8 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			jerr_set(&e, errno, "pipe for the output relay");
 			finish(p, status_fd, &o, e.msg);
 		}
-		relays[i] = (struct relay){.in = pp[0], .out = 1 + i, .name = i ? "stderr" : "stdout", .cap = p->max_output};
+		relays[i] = (struct relay){.in = pp[0], .name = i ? "stderr" : "stdout", .cap = p->max_output};
+		relay_open(&relays[i], 1 + i);
 		outw[i] = pp[1];
 	}
 	/* The run's cgroup, limited, before anything of the jail exists. */
@@ -775,6 +854,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		finish(p, status_fd, &o, e.msg);
 	}
 	size_t errlen = 0;
+	uint64_t drain_until = 0;
 	pid_t pid1 = 0;
 	unsigned char pidbuf[4];
 	size_t pidlen = 0;
@@ -791,10 +871,24 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		fds[P_PIDS].events = pids_events;
 		for (int i = 0; i < 2; i++)
 			fds[P_OUT1 + i] = p->max_output ? relay_poll(&relays[i]) : (struct pollfd){.fd = -1};
-		if (own[P_STATUS] < 0 && own[P_ERRS] < 0 && (pid1 || stage_gone) &&
-		    (!p->max_output || (relay_done(&relays[0]) && relay_done(&relays[1]))))
+		int over = own[P_STATUS] < 0 && own[P_ERRS] < 0 && (pid1 || stage_gone);
+		if (over && (!p->max_output || (relay_done(&relays[0]) && relay_done(&relays[1]))))
 			break;
-		if (poll(fds, P_N, -1) < 0) {
+		/* The jail is over but the caller does not take its output:
+		 * a few seconds, then what is left is dropped and jail ends. */
+		int timeout = -1;
+		if (over) {
+			uint64_t now = monotonic_ns();
+			if (!drain_until)
+				drain_until = now + 5000000000ull;
+			if (now >= drain_until) {
+				relay_give_up(&relays[0]);
+				relay_give_up(&relays[1]);
+				break;
+			}
+			timeout = (int)((drain_until - now) / 1000000) + 1;
+		}
+		if (poll(fds, P_N, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -896,7 +990,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		}
 		for (int i = 0; p->max_output && i < 2; i++)
 			if (fds[P_OUT1 + i].fd >= 0 && fds[P_OUT1 + i].revents)
-				relay_step(&relays[i], fds[P_OUT1 + i].revents);
+				relay_step(&relays[i]);
 		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {
 			/* PID 1 dies, and the kernel kills the whole pid
 			 * namespace with it: daemons and grandchildren too. */
@@ -918,7 +1012,9 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		cg_measure(&cg, &o.cg);
 		o.have_cg = 1;
 	}
-	for (int i = 0; p->max_output && i < 2; i++)
+	for (int i = 0; p->max_output && i < 2; i++) {
 		o.out_dropped[i] = relays[i].dropped;
+		o.out_lost += relays[i].lost;
+	}
 	finish(p, status_fd, &o, NULL);
 }

@@ -52,6 +52,9 @@ type Status struct {
 	OutputDropped *struct {
 		Stdout uint64 `json:"stdout"`
 		Stderr uint64 `json:"stderr"`
+		// Undelivered: bytes the caller's end did not take (closed,
+		// or not read for 5 s after the jail ended).
+		Undelivered uint64 `json:"undelivered"`
 	} `json:"output_dropped,omitempty"`
 	// Limits is what the run was held to, and by what.
 	Limits      *limitsRecord `json:"limits,omitempty"`

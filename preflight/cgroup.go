@@ -36,6 +36,14 @@ func cgroups() Result {
 		r.Fix += `; or run with --limits-mode best-effort (rlimit stand-ins, reported as such)`
 		return r
 	}
+	if pl.OwnRelative {
+		// This process stays in its delegated cgroup while the probe
+		// runs: out of the way first, as the runner would move itself.
+		if err := cgroup.MoveToLeaf(); err != nil {
+			r.Detail = fmt.Sprintf("cgroup v2: move to a leaf of this caller's cgroup: %v", err)
+			return r
+		}
+	}
 	var where []string
 	for _, d := range pl.Dirs {
 		if pl.OwnRelative {

@@ -67,8 +67,8 @@ func checkMemory(n uint64) error {
 // checkPids refuses process limits no jail could start under: its PID 1
 // and the command are two.
 func checkPids(n uint64) error {
-	if n < 2 {
-		return errors.New(`want at least 2 (the jail's PID 1 and the command), or "unlimited"`)
+	if n < 4 {
+		return errors.New(`want at least 4 (the jail's PID 1, the command, and jail's own start-up), or "unlimited"`)
 	}
 	if n != unix.RLIM_INFINITY && n > math.MaxInt32 {
 		return errTooBig

@@ -15,8 +15,6 @@ repo=$(dirname "$here")
 jail_bin=${1:-${JAIL_BIN:-$repo/bin/jail}}
 cache=${JAIL_VM_CACHE:-/var/cache/jail-vmtest}
 vm_timeout=${JAIL_VM_TIMEOUT:-300}
-SUDO=""
-[ "$(id -u)" = 0 ] || SUDO=sudo
 
 log() { echo "vmtest: $*" >&2; }
 die() {
@@ -24,20 +22,26 @@ die() {
 	exit 1
 }
 
+[ "$(id -u)" = 0 ] || die "run as root: it installs packages, builds the image in a chroot and writes $cache"
+
 [ -x "$jail_bin" ] || die "no jail binary at $jail_bin (build it first, or pass its path)"
 jail_bin=$(cd "$(dirname "$jail_bin")" && pwd)/$(basename "$jail_bin")
 mkdir -p "$cache"
+# One run at a time: the cache is built in place, and two TCG guests on a
+# small host slow each other past their timeouts.
+exec 9>"$cache/lock"
+flock 9
 
 # --- host packages ------------------------------------------------------
 
 apt_updated=""
 apt_install() {
 	log "installing $*"
-	if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; then
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; then
 		[ -z "$apt_updated" ] || die "apt-get install $* failed"
-		$SUDO apt-get update -qq || die "apt-get update failed (no apt access?): cannot install $*"
+		apt-get update -qq || die "apt-get update failed (no apt access?): cannot install $*"
 		apt_updated=1
-		$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null ||
 			die "apt-get install $* failed"
 	fi
 }
@@ -47,6 +51,7 @@ need=()
 command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 installed busybox-static || need+=(busybox-static)
 command -v gcc >/dev/null || need+=(gcc libc6-dev)
+command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 [ ${#need[@]} = 0 ] || apt_install "${need[@]}"
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is still missing"
 busybox=/bin/busybox
@@ -55,7 +60,8 @@ busybox=/bin/busybox
 # --- kernel: Debian's generic 6.1, as an ELF vmlinux for PVH boot ------
 
 kdir=$cache/kernel
-modules="virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p"
+# 9p for the share, virtio_blk and ext4 for the VM's disk (its root).
+modules="virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p virtio_blk crc32c_generic ext4"
 kernel_ok() {
 	[ -s "$kdir/vmlinux" ] && [ -s "$kdir/modules/order" ] || return 1
 	for m in $modules; do [ -s "$kdir/modules/$m.ko" ] || return 1; done
@@ -67,7 +73,7 @@ newest_kernel_pkg() {
 if ! kernel_ok; then
 	pkg=$(newest_kernel_pkg)
 	if [ -z "$pkg" ] && [ -z "$apt_updated" ]; then
-		$SUDO apt-get update -qq || die "apt-get update failed (no apt access?)"
+		apt-get update -qq || die "apt-get update failed (no apt access?)"
 		apt_updated=1
 		pkg=$(newest_kernel_pkg)
 	fi
@@ -76,7 +82,7 @@ if ! kernel_ok; then
 	work=$(mktemp -d "$cache/kernel.tmp.XXXXXX")
 	chmod 755 "$work" # apt's _apt user downloads into it
 	if ! (cd "$work" && apt-get download -qq "$pkg" 2>/dev/null) &&
-		! { [ -z "$apt_updated" ] && $SUDO apt-get update -qq && apt_updated=1 &&
+		! { [ -z "$apt_updated" ] && apt-get update -qq && apt_updated=1 &&
 			(cd "$work" && apt-get download -qq "$pkg"); }; then
 		rm -rf "$work"
 		die "apt-get download $pkg failed"
@@ -140,7 +146,7 @@ if ! [ -s "$initrd" ]; then
 	log "building the initramfs"
 	root=$(mktemp -d "$cache/root.tmp.XXXXXX")
 	chmod 755 "$root"
-	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,lib/modules,proc,sys,dev,tmp,run,root,mnt/host}
+	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,lib/modules,proc,sys,dev,tmp,run,root,mnt/host,newroot}
 	cp "$busybox" "$root/bin/busybox"
 	# Links made inside the tree point at /bin/busybox there, not the host's.
 	for d in /bin /sbin /usr/bin /usr/sbin; do
@@ -167,9 +173,13 @@ fi
 
 # --- the share: what the guest runs -------------------------------------
 
-share=$(mktemp -d /tmp/jail-vmtest.XXXXXX)
-trap 'rm -rf "$share"' EXIT
-chmod 755 "$share"
+tmp=$(mktemp -d /tmp/jail-vmtest.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+share=$tmp/share
+mkdir -m 755 "$share"
+# The VM's root disk: blank, sparse, filled by /init from the initramfs.
+truncate -s 1G "$tmp/disk.img"
+mkfs.ext4 -q -F -L jailvm "$tmp/disk.img" || die "mkfs.ext4 failed (e2fsprogs missing?)"
 cp "$jail_bin" "$share/jail"
 gcc -static -O1 -o "$share/hog" "$repo/testscripts/testdata/hog.c"
 cp "$here/guest.sh" "$share/guest.sh"
@@ -194,6 +204,7 @@ timeout --kill-after=10 "$vm_timeout" qemu-system-x86_64 \
 	-serial "file:$serial" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-virtfs "local,path=$share,mount_tag=host0,security_model=none,id=host0" \
+	-drive "file=$tmp/disk.img,format=raw,if=virtio,cache=unsafe" \
 	-kernel "$kdir/vmlinux" -initrd "$initrd" \
 	-append "console=ttyS0 quiet loglevel=0 panic=-1 cryptomgr.notests" \
 	</dev/null
