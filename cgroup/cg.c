@@ -407,15 +407,25 @@ static int empty(const char *dir, int v2, int kill_left)
 	return -1;
 }
 
+/* parent_of is the directory of a run's cgroup. */
+static void parent_of(const char *run, char *out, size_t size)
+{
+	snprintf(out, size, "%s", run);
+	char *slash = strrchr(out, '/');
+	if (slash)
+		*slash = 0;
+}
+
 /* sweep removes, next to a run's cgroup, the cgroups of runs whose runner
  * is gone: jail killed with SIGKILL cannot remove its own. Its jail died
  * with it (PDEATHSIG), so only empty cgroups are removed; one that still
- * holds processes belongs to a live run this pid namespace cannot see. */
-static void sweep(const char *run)
+ * holds processes belongs to a live run this pid namespace cannot see.
+ * A run's cgroups have one name in every hierarchy, so one hierarchy is
+ * read, and what is found removed from each. */
+static void sweep(const struct cg_run *r)
 {
 	char parent[PATH_MAX];
-	snprintf(parent, sizeof parent, "%s", run);
-	*strrchr(parent, '/') = 0;
+	parent_of(r->path[0], parent, sizeof parent);
 	DIR *d = opendir(parent);
 	if (!d)
 		return;
@@ -428,9 +438,12 @@ static void sweep(const char *run)
 			continue;
 		if (pid > 0 && start_time(pid) == start)
 			continue; /* its runner lives */
-		char path[PATH_MAX + 256];
-		snprintf(path, sizeof path, "%s/%s", parent, de->d_name);
-		rmdir(path);
+		for (int i = r->n - 1; i >= 0; i--) {
+			char dir[PATH_MAX], path[PATH_MAX + 256];
+			parent_of(r->path[i], dir, sizeof dir);
+			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+			rmdir(path);
+		}
 	}
 	closedir(d);
 }
@@ -442,9 +455,9 @@ void cg_remove(struct cg_run *r)
 	if (r->dir_fd >= 0)
 		close(r->dir_fd);
 	r->pids_events = r->dir_fd = -1;
-	for (int i = 0; i < r->n; i++) {
+	for (int i = 0; i < r->n; i++)
 		empty(r->path[i], r->v2, 1);
-		sweep(r->path[i]);
-	}
+	if (r->n)
+		sweep(r);
 	r->n = 0;
 }

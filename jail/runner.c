@@ -764,14 +764,23 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		relay_open(&relays[i], 1 + i);
 		outw[i] = pp[1];
 	}
-	/* The run's cgroup, limited, before anything of the jail exists. */
+	/* The run's cgroup, limited. On v2 before anything of the jail
+	 * exists: the init stage starts inside it. On v1 while the init stage
+	 * execs and makes its user namespace, which takes longer: it is moved
+	 * in before it starts anything (below). */
 	struct cg_run cg = {.dir_fd = -1, .pids_events = -1};
-	if ((p->cg.flags & CG_ON) && cg_create(&p->cg, &cg, &e) < 0)
+	int v2 = (p->cg.flags & CG_ON) && (p->cg.flags & CG_V2);
+	if (v2 && cg_create(&p->cg, &cg, &e) < 0)
 		finish(p, status_fd, &o, e.msg);
 	o.cgr = &cg;
 	pid_t stage = spawn(child_fds, 5 + (int)p->ntrees, p->max_output ? outw : NULL, cg.dir_fd);
 	if (stage < 0) {
 		jerr_set(&e, errno, "start the init stage");
+		finish(p, status_fd, &o, e.msg);
+	}
+	if ((p->cg.flags & CG_ON) && !v2 && cg_create(&p->cg, &cg, &e) < 0) {
+		kill(stage, SIGKILL);
+		reap(stage);
 		finish(p, status_fd, &o, e.msg);
 	}
 	for (int i = 0; i < 5 + (int)p->ntrees; i++)
