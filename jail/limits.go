@@ -46,10 +46,12 @@ func planLimits(cfg Config, root bool) (cgroup.Placement, []Rlimit, string, erro
 		if err == nil {
 			place, err = cgroup.Place(host, l.CgroupParent, os.Geteuid(), cgroupLimits(l).Need())
 		}
-		if err == nil && cfg.Seccomp != nil && cfg.Seccomp.None && host.LimitsOwnedByJail(os.Geteuid()) {
-			// Without a filter the jail can make a user namespace,
-			// mount cgroupfs, and write the limit files it owns.
-			err = fmt.Errorf("%w: this caller's jail would own its cgroup's limit files, and with no seccomp filter it could "+
+		noFilter := cfg.Seccomp != nil && (cfg.Seccomp.None || cfg.SeccompAudit)
+		if err == nil && noFilter && host.LimitsOwnedByJail(os.Geteuid()) {
+			// Without a filter (or one that only reports: audit) the
+			// jail can make a user namespace, mount cgroupfs, and write
+			// the limit files it owns.
+			err = fmt.Errorf("%w: this caller's jail would own its cgroup's limit files, and with no seccomp filter (or an audit-only one) it could "+
 				"mount cgroupfs and lift them; fix: keep a seccomp policy (one that refuses user namespaces, as default does), "+
 				"run jail as root, or use cgroup v2 mounted with nsdelegate", cgroup.ErrUnavailable)
 		}
