@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"jail/proxy"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -47,6 +48,10 @@ const (
 var version = "dev"
 
 func main() {
+	if os.Getenv("_JAIL_STAGE") == "proxy" {
+		// The allowlist proxy, started by the runner (jail/runner.c).
+		proxy.Main(os.Args)
+	}
 	started := time.Now()
 	args, command := splitCommand(os.Args)
 	args = flagsFirst(args)
@@ -138,6 +143,9 @@ func overrideFlags() []cli.Flag {
 		&cli.StringFlag{Name: "pids", Usage: "at most `N` processes and threads in the jail at once (or unlimited)"},
 		&cli.StringFlag{Name: "cpu", Usage: "CPU quota of the whole jail in `CORES` (e.g. 0.5, 2; or unlimited)"},
 		&cli.StringFlag{Name: "max-output", Usage: "cap each of stdout and stderr at `BYTES` (e.g. 1M); the rest is dropped and counted"},
+		&cli.StringFlag{Name: "network", Usage: "`MODE` none (only loopback), allowlist (jail's proxy to --allow hosts) or host"},
+		&cli.StringSliceFlag{Name: "allow", Usage: "let the jail reach `HOST[:PORT]` (or *.DOMAIN) through jail's proxy (repeatable; implies --network allowlist)"},
+		&cli.StringSliceFlag{Name: "pin-host", Usage: "resolve `NAME=ADDR` without DNS, for the proxy (repeatable)"},
 		&cli.StringFlag{Name: "limits-mode", Usage: "`MODE` enforce (fail when cgroups are out of reach) or best-effort (rlimit stand-ins)"},
 		&cli.StringFlag{Name: "seccomp", Usage: "seccomp `POLICY` to run under (jail seccomp list), or none"},
 		&cli.BoolFlag{Name: "seccomp-audit", Usage: "let through what the policy denies, reporting each call in the status record"},
@@ -241,6 +249,9 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 		CPU:          c.String("cpu"),
 		MaxOutput:    c.String("max-output"),
 		LimitsMode:   c.String("limits-mode"),
+		Network:      c.String("network"),
+		Allow:        c.StringSlice("allow"),
+		PinHosts:     c.StringSlice("pin-host"),
 		Seccomp:      c.String("seccomp"),
 		SeccompAudit: c.Bool("seccomp-audit"),
 		Cwd0:         cwd,

@@ -137,6 +137,9 @@ type LatencyPart struct {
 	CgroupMedianMs float64 `json:"cgroup_median_ms"`
 	CgroupP95Ms    float64 `json:"cgroup_p95_ms"`
 	CgroupMedian   float64 `json:"jail_nocgroup_median_ratio"`
+	// AllowlistMedian is jail-allowlist/jail of the medians: what the
+	// allowlist network mode costs a call that makes no connection.
+	AllowlistMedian float64 `json:"allowlist_median_ratio"`
 }
 
 // ThroughPart is the parallel calls-per-second measurement.
@@ -201,7 +204,7 @@ func run(cfg config, w io.Writer) error {
 }
 
 // setup finds the binaries and builds the launchers: true, jail, bwrap,
-// jail-nofilter and jail-nocgroup.
+// jail-nofilter, jail-nocgroup and jail-allowlist.
 func setup(cfg config) ([]launcher, Host, error) {
 	bwrap, err := exec.LookPath("bwrap")
 	if err != nil {
@@ -221,6 +224,7 @@ func setup(cfg config) ([]launcher, Host, error) {
 		{Name: "bwrap", Argv: append([]string{bwrap}, bargs...)},
 		{Name: "jail-nofilter", Argv: []string{jail, "-p", "default", "--seccomp", "none", "--", target}},
 		{Name: "jail-nocgroup", Argv: []string{jail, "-p", "default", "--memory", "unlimited", "--pids", "unlimited", "--cpu", "unlimited", "--", target}},
+		{Name: "jail-allowlist", Argv: []string{jail, "-p", "default", "--allow", "example.com", "--", target}},
 	}
 	host := Host{
 		Kernel:       kernelRelease(),

@@ -13,7 +13,7 @@ import (
 
 // latencyPart measures the launchers one call at a time, alternating, and
 // summarises the samples; ls must be true, jail, bwrap, jail-nofilter,
-// jail-nocgroup in that order.
+// jail-nocgroup, jail-allowlist in that order.
 func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 	samples, err := measureLatency(c, ls, cfg.warmup, cfg.runs)
 	if err != nil {
@@ -36,6 +36,7 @@ func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 	p.CgroupMedianMs = j.Median - nc.Median
 	p.CgroupP95Ms = j.P95 - nc.P95
 	p.CgroupMedian = ratio(j.Median, nc.Median)
+	p.AllowlistMedian = ratio(p.Stats["jail-allowlist"].Median, j.Median)
 	return p, nil
 }
 
@@ -95,22 +96,23 @@ func printHeader(w io.Writer, r Report) {
 	tw.Flush()
 	fmt.Fprintln(w, "command lines:")
 	for _, l := range r.Launchers {
-		fmt.Fprintf(w, "  %-13s %s\n", l.Name, l.Command)
+		fmt.Fprintf(w, "  %-14s %s\n", l.Name, l.Command)
 	}
 }
 
 // printLatency prints the per-launcher statistics and the jail/bwrap ratios.
 func printLatency(w io.Writer, ls []launcher, p LatencyPart) {
-	fmt.Fprintf(w, "  %-13s %8s %8s %8s %8s   (ms per call)\n", "launcher", "median", "p95", "mean", "min")
+	fmt.Fprintf(w, "  %-14s %8s %8s %8s %8s   (ms per call)\n", "launcher", "median", "p95", "mean", "min")
 	for _, l := range ls {
 		s := p.Stats[l.Name]
-		fmt.Fprintf(w, "  %-13s %8.2f %8.2f %8.2f %8.2f\n", l.Name, s.Median, s.P95, s.Mean, s.Min)
+		fmt.Fprintf(w, "  %-14s %8.2f %8.2f %8.2f %8.2f\n", l.Name, s.Median, s.P95, s.Mean, s.Min)
 	}
 	fmt.Fprintf(w, "  ratio jail/bwrap of the medians:  %5.2f   %s\n", p.JailBwrapMedian, verdict(p.JailBwrapMedian <= 1, "≤"))
 	fmt.Fprintf(w, "  ratio jail/bwrap of the p95s:     %5.2f   %s\n", p.JailBwrapP95, verdict(p.JailBwrapP95 <= 1, "≤"))
 	fmt.Fprintf(w, "  ratio jail/jail-nofilter of the medians (the seccomp filter, cached): %5.2f\n", p.FilterMedian)
 	fmt.Fprintf(w, "  the run's cgroup (jail - jail-nocgroup): median %+.2f ms, p95 %+.2f ms, ratio of the medians %5.2f\n",
 		p.CgroupMedianMs, p.CgroupP95Ms, p.CgroupMedian)
+	fmt.Fprintf(w, "  ratio jail-allowlist/jail of the medians (the proxy, no connection made): %5.2f\n", p.AllowlistMedian)
 }
 
 // printThroughput prints calls per second for jail and bwrap and their ratio.

@@ -43,6 +43,7 @@ type Config struct {
 
 	TimeLimit time.Duration // 0: none
 	Limits    Limits
+	Network   Network
 
 	// Seccomp is the syscall filter the command runs under: the profile's
 	// resolved policy, its extends merged, groups not yet expanded (the
@@ -82,3 +83,25 @@ type Limits struct {
 
 // Cgroup reports whether the run asks for any cgroup limit.
 func (l Limits) Cgroup() bool { return l.Memory != 0 || l.Pids != 0 || l.CPU != 0 }
+
+// Network is the jail's network: Mode "none" (only loopback), "allowlist"
+// (only loopback, and jail's proxy to the hosts on Allow) or "host" (the
+// host's own network namespace).
+type Network struct {
+	Mode  string
+	Allow []AllowEntry
+	Hosts []Pin
+}
+
+// AllowEntry is one host the allowlist proxy lets the jail reach.
+type AllowEntry struct {
+	Host     string // a lower-case name, or an IP address when IP
+	Wildcard bool   // "*.Host": any name below Host (not Host itself)
+	IP       bool
+	Port     uint16 // 0: the default ports, 80 and 443
+}
+
+// Pin is a name the proxy resolves to Addr without DNS.
+type Pin struct {
+	Name, Addr string
+}

@@ -170,7 +170,7 @@ static int jail_init(void)
 	size_t len;
 
 	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
-	for (int fd = FD_PLAN; fd <= FD_NOTIFY; fd++)
+	for (int fd = FD_PLAN; fd <= FD_NET; fd++)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 
 	/* The user namespace first, alone: only the parent may write its id
@@ -218,7 +218,7 @@ static int jail_init(void)
 
 	/* The other namespaces, owned by the new user namespace; the cgroup
 	 * one below, once the jail is in its cgroup. */
-	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
+	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | ((proc.flags & PROC_HOST_NET) ? 0 : CLONE_NEWNET)) < 0) {
 		jerr_set(&e, errno, "create mount, network, IPC and UTS namespaces");
 		goto fail;
 	}
@@ -277,7 +277,7 @@ static int jail_init(void)
 	 * (the caller's, with API tokens or kerberos tickets, must not be
 	 * readable or replaceable from the jail), the hostname. The command
 	 * forked next inherits the keyring. */
-	if (loopback_up(&e) < 0)
+	if (!(proc.flags & PROC_HOST_NET) && loopback_up(&e) < 0)
 		goto fail;
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
 		jerr_set(&e, errno, "join a new session keyring");
@@ -307,6 +307,9 @@ static int jail_init(void)
 		command_exec(&proc);
 	}
 	close(go[1]);
+	if ((proc.flags & PROC_ALLOWLIST) && proxy_listeners(FD_NET, &e) < 0)
+		goto fail;
+	close(FD_NET);
 
 	umask(0); /* modes in the plan are exact */
 	if (jail_mount_build(&mounts, FD_TREES, (int)ntrees, &e) < 0)
@@ -407,6 +410,8 @@ __attribute__((constructor)) static void jail_stage_entry(int argc, char **argv,
 		_exit(jail_init());
 	if (strcmp(stage, "run") == 0)
 		run_stage(argv);
+	if (strcmp(stage, "proxy") == 0)
+		return; /* Go's: jail/proxy.go */
 	if (strcmp(stage, "userns") == 0) {
 		/* Holds a user namespace open, for jail check's probe, until
 		 * stdin ends. */

@@ -22,6 +22,8 @@ const (
 
 	procNewSession = 1
 	procDropGroups = 2
+	procHostNet    = 4
+	procAllowlist  = 8
 )
 
 // Plan is one run, planned: the run plan the runner (runner.c) carries
@@ -78,7 +80,8 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	// The process section's fixed part, as init.c's decode_proc reads it;
 	// the runner adds this run's command, environment and umask.
 	prefix := w.Begin()
-	w.U32(bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups))
+	w.U32(bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups) | bit(cfg.Network.Mode == "host", procHostNet) |
+		bit(cfg.Network.Mode == "allowlist", procAllowlist))
 	w.U32(cfg.UID)
 	w.U32(cfg.GID)
 	w.Str(cfg.Hostname)
@@ -101,6 +104,12 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	place.Encode(&w, cgroupLimits(cfg.Limits))
 	w.U64(cfg.Limits.MaxOutput)
 	w.Str(limitsJSON)
+	w.Str(networkMode(cfg.Network))
+	netConfig, err := proxyConfig(cfg, ids)
+	if err != nil {
+		return nil, err
+	}
+	w.Str(netConfig)
 	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
 		return nil, err
 	}
@@ -163,4 +172,13 @@ func bit(on bool, flag uint32) uint32 {
 		return flag
 	}
 	return 0
+}
+
+// networkMode is the network the record names; a Config that says nothing
+// has none.
+func networkMode(n Network) string {
+	if n.Mode == "" {
+		return "none"
+	}
+	return n.Mode
 }

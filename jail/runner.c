@@ -78,6 +78,8 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 	cg_plan_decode(&w, &p->cg);
 	p->max_output = wire_u64(&w);
 	p->limits_json = wire_str(&w);
+	p->net_mode = wire_str(&w);
+	p->net_config = wire_str(&w);
 	p->sc_flags = wire_u32(&w);
 	p->sc_name = wire_str(&w);
 	p->sc_bpf = wire_bytes(&w, &p->sc_len);
@@ -208,6 +210,17 @@ static struct buf init_plan(const struct run_plan *p, char **argv, char **enviro
 	return b;
 }
 
+/* The allowlist proxy: its listeners live in the jail's network namespace
+ * (PID 1 made them and sent them here); the proxy itself, Go (proxy/),
+ * is started on the first connection only, so a run that makes none pays
+ * nothing for it. It reports as it goes, one JSON fragment a line. */
+struct proxy {
+	int http, socks; /* the listeners, until the proxy takes them */
+	pid_t pid;
+	char line[65536], last[65536]; /* the line being read, the last whole one */
+	size_t len;
+};
+
 /* The run as it went, for the exit status, the stderr line and the record. */
 struct outcome {
 	struct sc_report *denied;      /* the calls the filter refused (or, audited, let through) */
@@ -217,6 +230,7 @@ struct outcome {
 	struct cg_usage cg;            /* what the run's cgroup saw */
 	int have_cg;
 	struct cg_run *cgr;            /* the run's cgroup, removed when jail ends */
+	struct proxy *proxy;           /* the allowlist proxy, and its report */
 	uint64_t out_dropped[2];       /* bytes of stdout, stderr past --max-output */
 	uint64_t out_lost;             /* bytes the caller's end did not take (closed, or not read) */
 	char err[1100];                /* the init stage's error line */
@@ -299,7 +313,12 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 		fprintf(f, "\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu,\"undelivered\":%llu},",
 			(unsigned long long)o->out_dropped[0], (unsigned long long)o->out_dropped[1],
 			(unsigned long long)o->out_lost);
-	fprintf(f, "\"limits\":%s,", p->limits_json[0] ? p->limits_json : "{}");
+	fprintf(f, "\"limits\":%s,\"network\":", p->limits_json[0] ? p->limits_json : "{}");
+	json_str(f, p->net_mode[0] ? p->net_mode : "none");
+	fputc(',', f);
+	/* The proxy's report: JSON it made itself, or nothing to say. */
+	if (strcmp(p->net_mode, "allowlist") == 0)
+		fprintf(f, "%s,", o->proxy && o->proxy->last[0] ? o->proxy->last : "\"network_denied\":[],\"network_allowed\":[]");
 	/* jail's own CPU, outside the jail's limits: answering refused
 	 * calls costs it, and a command that floods them shows here. */
 	struct rusage self;
@@ -607,7 +626,107 @@ static void reap(pid_t pid)
 }
 
 /* Fds of the runner's own ends. */
-enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P_PIDS, P_OUT1, P_OUT2, P_N };
+enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P_PIDS, P_OUT1, P_OUT2,
+       P_NET, P_HTTP, P_SOCKS, P_PROXY, P_N };
+
+static int recv_listeners(int sock, struct proxy *px)
+{
+	char byte;
+	int fds[2];
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof fds)];
+	} u;
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds))
+		return -1;
+	memcpy(fds, CMSG_DATA(c), sizeof fds);
+	px->http = fds[0], px->socks = fds[1];
+	return 0;
+}
+
+/* proxy_start execs the proxy with the listeners as fds 3 and 4 and its
+ * report pipe as 5; it returns the report pipe's read end. */
+static int proxy_start(struct proxy *px, const char *config)
+{
+	int rep[2];
+	if (pipe2(rep, O_CLOEXEC) < 0)
+		return -1;
+	int high[3];
+	int src[3] = {px->http, px->socks, rep[1]};
+	for (int i = 0; i < 3; i++)
+		if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0)
+			return -1;
+	char *const argv[] = {"jail-proxy", (char *)config, NULL};
+	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
+	pid_t pid = vfork();
+	if (pid == 0) {
+		for (int i = 0; i < 3; i++)
+			if (dup2(high[i], 3 + i) < 0)
+				_exit(125);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		execve("/proc/self/exe", argv, envp);
+		_exit(125);
+	}
+	for (int i = 0; i < 3; i++)
+		close(high[i]);
+	close(rep[1]);
+	close(px->http);
+	close(px->socks);
+	px->http = px->socks = -1;
+	if (pid < 0) {
+		close(rep[0]);
+		return -1;
+	}
+	px->pid = pid;
+	return rep[0];
+}
+
+/* proxy_read takes what the proxy reported; 0 at its end. */
+static int proxy_read(struct proxy *px, int fd)
+{
+	char buf[8192];
+	ssize_t n = read(fd, buf, sizeof buf);
+	if (n <= 0)
+		return n < 0 && (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+	for (ssize_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			px->line[px->len] = 0;
+			memcpy(px->last, px->line, px->len + 1);
+			px->len = 0;
+		} else if (px->len < sizeof px->line - 1) {
+			px->line[px->len++] = buf[i];
+		}
+	}
+	return 1;
+}
+
+/* proxy_stop asks the proxy for its last report and ends it. */
+static void proxy_stop(struct proxy *px, int fd)
+{
+	if (!px->pid)
+		return;
+	kill(px->pid, SIGTERM);
+	uint64_t until = monotonic_ns() + 1000000000u;
+	while (fd >= 0) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		uint64_t now = monotonic_ns();
+		if (now >= until || poll(&pf, 1, (int)((until - now) / 1000000) + 1) <= 0 || !proxy_read(px, fd))
+			break;
+	}
+	kill(px->pid, SIGKILL);
+	while (waitpid(px->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (fd >= 0)
+		close(fd);
+}
 
 /* relay passes one of the command's output streams on to jail's own, up
  * to the cap; past it, it reads and drops (so the command never blocks on
@@ -731,20 +850,25 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	int child_fds[5 + 4096], own[P_N];
-	int pl[2], er[2], st[2], sy[2], nt[2];
+	int child_fds[6 + 4096], own[P_N];
+	int pl[2], er[2], st[2], sy[2], nt[2], ne[2];
 	if (pipe2(pl, O_CLOEXEC) || pipe2(er, O_CLOEXEC) || pipe2(st, O_CLOEXEC) || pipe2(sy, O_CLOEXEC) ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, nt)) {
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, nt) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ne)) {
 		jerr_set(&e, errno, "pipe");
 		finish(p, status_fd, &o, e.msg);
 	}
 	child_fds[0] = pl[0], child_fds[1] = er[1], child_fds[2] = st[1], child_fds[3] = sy[1], child_fds[4] = nt[1];
+	child_fds[5] = ne[1];
+	int allowlist = strcmp(p->net_mode, "allowlist") == 0;
+	static struct proxy px = {.http = -1, .socks = -1};
+	o.proxy = &px;
 	if (p->sc_flags & SC_NOTIFY) {
 		struct wire answers = p->sc_answers;
 		if (!(o.denied = sc_report_new(&answers, p->sc_flags, &e)))
 			finish(p, status_fd, &o, e.msg);
 	}
-	if ((p->flags & RUN_ROOT) && make_trees(p, child_fds + 5, &e) < 0)
+	if ((p->flags & RUN_ROOT) && make_trees(p, child_fds + 6, &e) < 0)
 		finish(p, status_fd, &o, e.msg);
 	struct buf plan = init_plan(p, argv, environ);
 	if (plan.bad) {
@@ -773,7 +897,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	if (v2 && cg_create(&p->cg, &cg, &e) < 0)
 		finish(p, status_fd, &o, e.msg);
 	o.cgr = &cg;
-	pid_t stage = spawn(child_fds, 5 + (int)p->ntrees, p->max_output ? outw : NULL, cg.dir_fd);
+	pid_t stage = spawn(child_fds, 6 + (int)p->ntrees, p->max_output ? outw : NULL, cg.dir_fd);
 	if (stage < 0) {
 		jerr_set(&e, errno, "start the init stage");
 		finish(p, status_fd, &o, e.msg);
@@ -783,7 +907,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		reap(stage);
 		finish(p, status_fd, &o, e.msg);
 	}
-	for (int i = 0; i < 5 + (int)p->ntrees; i++)
+	for (int i = 0; i < 6 + (int)p->ntrees; i++)
 		close(child_fds[i]);
 	for (int i = 0; i < 2; i++)
 		if (outw[i] >= 0)
@@ -845,6 +969,10 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	own[P_LISTENER] = -1;
 	if (own[P_NOTIFY] < 0)
 		close(nt[0]);
+	own[P_NET] = allowlist ? ne[0] : -1;
+	if (!allowlist)
+		close(ne[0]);
+	own[P_HTTP] = own[P_SOCKS] = own[P_PROXY] = -1;
 	own[P_SIG] = signalfd(-1, &fwd, SFD_CLOEXEC);
 	own[P_TIMER] = -1;
 	int timer_ok = 1;
@@ -1000,6 +1128,29 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		for (int i = 0; p->max_output && i < 2; i++)
 			if (fds[P_OUT1 + i].fd >= 0 && fds[P_OUT1 + i].revents)
 				relay_step(&relays[i]);
+		if (own[P_NET] >= 0 && fds[P_NET].revents) {
+			/* PID 1's proxy listeners; EOF: it made none (it failed,
+			 * and says why on the error pipe). */
+			if (recv_listeners(own[P_NET], &px) == 0)
+				own[P_HTTP] = px.http, own[P_SOCKS] = px.socks;
+			close(own[P_NET]);
+			own[P_NET] = -1;
+		}
+		if ((own[P_HTTP] >= 0 && fds[P_HTTP].revents) || (own[P_SOCKS] >= 0 && fds[P_SOCKS].revents)) {
+			/* The first connection: now the proxy starts, and takes
+			 * it (and the rest) from the listeners. Without it the
+			 * allowlist is no network at all: the run goes on. */
+			own[P_PROXY] = proxy_start(&px, p->net_config);
+			own[P_HTTP] = own[P_SOCKS] = -1;
+			if (own[P_PROXY] < 0)
+				o.fatal = "could not start the allowlist proxy";
+			if (o.fatal)
+				kill_jail(pid1, stage, stage_gone);
+		}
+		if (own[P_PROXY] >= 0 && fds[P_PROXY].revents && !proxy_read(&px, own[P_PROXY])) {
+			close(own[P_PROXY]);
+			own[P_PROXY] = -1;
+		}
 		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {
 			/* PID 1 dies, and the kernel kills the whole pid
 			 * namespace with it: daemons and grandchildren too. */
@@ -1014,6 +1165,9 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	if (pid1)
 		while (wait4(pid1, NULL, 0, &o.ru) < 0 && errno == EINTR)
 			;
+	proxy_stop(&px, own[P_PROXY]);
+	if (px.http >= 0)
+		close(px.http), close(px.socks);
 	o.wall_ns = monotonic_ns() - started;
 	if (!o.setup_ns)
 		o.setup_ns = o.wall_ns;

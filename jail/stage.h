@@ -18,7 +18,8 @@
 #define FD_STATUS 5 /* write: the command's status record */
 #define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
 #define FD_NOTIFY 7 /* a unix socket: the seccomp listener goes to the runner through it */
-#define FD_TREES 8  /* the mount trees the runner cloned, if any */
+#define FD_NET 8    /* a unix socket: the allowlist proxy's listeners go to the runner through it */
+#define FD_TREES 9  /* the mount trees the runner cloned, if any */
 
 #define PLAN_MAGIC 0x4c49414au /* "JAIL" */
 #define PLAN_VERSION 1u
@@ -26,6 +27,13 @@
 /* Flags of the process section. */
 #define PROC_NEW_SESSION 1u
 #define PROC_DROP_GROUPS 2u /* the caller is root: drop supplementary groups */
+#define PROC_HOST_NET 4u    /* network = "host": no network namespace of its own */
+#define PROC_ALLOWLIST 8u   /* network = "allowlist": jail's proxy listens in the jail */
+
+/* The allowlist proxy's ports on the jail's 127.0.0.1 (its own network
+ * namespace: nothing else is there). */
+#define PROXY_HTTP_PORT 3128
+#define PROXY_SOCKS_PORT 1080
 
 /* The status record PID 1 writes when the command is gone. */
 struct status_record {
@@ -65,6 +73,11 @@ int close_fds_from(int lo, const int *keep, int nkeep);
 /* loopback_up brings up lo in the jail's fresh network namespace, so
  * servers on 127.0.0.1 work inside; nothing else exists there. */
 int loopback_up(struct jerr *e);
+
+/* proxy_listeners makes the allowlist proxy's two listening sockets on the
+ * jail's loopback (HTTP, SOCKS5) and sends them over sock to the runner,
+ * which serves them from the host's side. */
+int proxy_listeners(int sock, struct jerr *e);
 
 /* idmap_userns returns a user namespace mapping a bind's owner to the
  * jail's host ids, to idmap the bind through. */

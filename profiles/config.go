@@ -53,6 +53,7 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 		Mounts:     mounts,
 		TimeLimit:  p.Limits.Time,
 		Limits:     p.Limits.cgroupLimits(),
+		Network:    p.Network.config(),
 
 		Seccomp:      clonePolicy(policy),
 		SeccompAudit: p.Seccomp.Audit,
@@ -72,13 +73,33 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 	return c, nil
 }
 
-// setEnv is env.set as KEY=value, sorted for a deterministic Config.
+// setEnv is env.set as KEY=value, sorted for a deterministic Config; with
+// the allowlist, the proxy variables every tool reads come first (env.set
+// may still override them).
 func (p *Profile) setEnv() []string {
-	env := make([]string, 0, len(p.Env.Set))
-	for _, k := range slices.Sorted(maps.Keys(p.Env.Set)) {
-		env = append(env, k+"="+p.Env.Set[k])
+	set := maps.Clone(p.Env.Set)
+	if p.Network.Mode == networkAllowlist {
+		for k, v := range proxyEnv {
+			if _, ok := set[k]; !ok {
+				set[k] = v
+			}
+		}
+	}
+	env := make([]string, 0, len(set))
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		env = append(env, k+"="+set[k])
 	}
 	return env
+}
+
+// proxyEnv points tools at the allowlist proxy (jail/stage.h's ports):
+// HTTP and HTTPS through its HTTP proxy, anything else through SOCKS5 with
+// names resolved by the proxy (the jail has no DNS).
+var proxyEnv = map[string]string{
+	"HTTP_PROXY": "http://127.0.0.1:3128", "http_proxy": "http://127.0.0.1:3128",
+	"HTTPS_PROXY": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128",
+	"ALL_PROXY": "socks5h://127.0.0.1:1080", "all_proxy": "socks5h://127.0.0.1:1080",
+	"NO_PROXY": "localhost,127.0.0.1,::1", "no_proxy": "localhost,127.0.0.1,::1",
 }
 
 // keptEnv is env.keep without the names env.set gives a value (it wins);

@@ -228,7 +228,7 @@ stack = 8388608
 func TestConfigRechecks(t *testing.T) {
 	for name, change := range map[string]func(p *Profile){
 		"host root":     func(p *Profile) { p.User.HostUID = 0 },
-		"network":       func(p *Profile) { p.Network.Mode = "host" },
+		"network":       func(p *Profile) { p.Network.Mode = "bridge" },
 		"relative dst":  func(p *Profile) { p.Mounts[0].Dst = "usr" },
 		"unknown type":  func(p *Profile) { p.Mounts[0].Type = "overlay" },
 		"size on bind":  func(p *Profile) { p.Mounts[0].Size = 1 },

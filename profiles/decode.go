@@ -413,16 +413,3 @@ func (d *decoder) cgroupLimit(lim *Limits, k, key string, v any) bool {
 	d.l.set[key] = true
 	return true
 }
-
-func (d *decoder) network(t map[string]any) {
-	for _, k := range sortedKeys(t) {
-		v, key := t[k], joinKey("network", k)
-		if k != "mode" {
-			d.unknown(key, k, networkKeys)
-			continue
-		}
-		if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkNetworkMode(s)) {
-			d.l.p.Network.Mode, d.l.set[key] = s, true
-		}
-	}
-}

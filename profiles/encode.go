@@ -72,8 +72,7 @@ func (p *Profile) Encode() ([]byte, error) {
 		fmt.Fprintf(&b, "# not set, so inherited from the caller: %s\n", strings.Join(inherited, ", "))
 	}
 
-	b.WriteString("\n[network]\n")
-	str("mode", p.Network.Mode)
+	p.Network.encode(&b)
 
 	p.Seccomp.encode(&b)
 

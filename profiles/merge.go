@@ -78,9 +78,7 @@ func (p *Profile) overlay(l *layer) {
 			*p.Limits.rlimit(r.key) = &n
 		}
 	}
-	if set["network.mode"] {
-		p.Network.Mode = c.Network.Mode
-	}
+	p.Network.merge(&c.Network, set)
 	if set["seccomp.audit"] {
 		p.Seccomp.Audit = c.Seccomp.Audit
 	}

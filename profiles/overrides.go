@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,9 @@ type Overrides struct {
 	MaxOutput string   // --max-output BYTES, per stream
 	// LimitsMode is --limits-mode enforce|best-effort.
 	LimitsMode string
+	Network    string   // --network none|allowlist|host
+	Allow      []string // --allow HOST[:PORT], implies allowlist
+	PinHosts   []string // --pin-host NAME=ADDR, implies allowlist
 	// Seccomp is --seccomp NAME: a named policy, looked up as the profile's
 	// own policy would be, or "none"; it replaces the profile's policy.
 	Seccomp      string
@@ -93,6 +97,7 @@ func (p *Profile) Apply(o Overrides) error {
 		}
 	}
 	a.limits(o)
+	a.network(o)
 	if o.Seccomp != "" {
 		a.seccomp(o.Seccomp)
 	}
@@ -147,6 +152,45 @@ func (a *applier) limits(o Overrides) {
 	}
 	if o.LimitsMode != "" && a.check("--limits-mode", o.LimitsMode, checkLimitsMode(o.LimitsMode)) {
 		l.Mode = o.LimitsMode
+	}
+}
+
+// network applies --network, --allow and --pin-host: the last two add to
+// the profile's lists and mean the allowlist, so they cannot go with
+// --network none or host.
+func (a *applier) network(o Overrides) {
+	n := &a.p.Network
+	if o.Network != "" && a.check("--network", o.Network, checkNetworkMode(o.Network)) {
+		n.Mode = o.Network
+		if o.Network != networkAllowlist {
+			n.Allow, n.Hosts = nil, nil
+		}
+	}
+	extra := len(o.Allow) > 0 || len(o.PinHosts) > 0
+	if extra && o.Network != "" && o.Network != networkAllowlist {
+		a.fail("--network", o.Network, errors.New("--allow and --pin-host need --network allowlist"))
+		return
+	}
+	for _, s := range o.Allow {
+		if _, err := ParseAllow(s); a.check("--allow", s, err) && !slices.Contains(n.Allow, s) {
+			n.Allow = append(n.Allow, s)
+		}
+	}
+	for _, s := range o.PinHosts {
+		name, addr, ok := strings.Cut(s, "=")
+		err := errors.New("want NAME=ADDR")
+		if ok {
+			err = checkPin(name, addr)
+		}
+		if a.check("--pin-host", s, err) {
+			if n.Hosts == nil {
+				n.Hosts = map[string]string{}
+			}
+			n.Hosts[strings.ToLower(name)] = addr
+		}
+	}
+	if extra {
+		n.Mode = networkAllowlist
 	}
 }
 

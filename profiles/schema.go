@@ -108,9 +108,13 @@ const (
 	pidsRefuse = "refuse"
 )
 
-// Network says what network the jail has.
+// Network says what network the jail has: "none" (only loopback),
+// "allowlist" (only loopback, and jail's proxy to the names on Allow), or
+// "host" (the host's network namespace).
 type Network struct {
-	Mode string `toml:"mode"` // only "none" so far
+	Mode  string            `toml:"mode"`
+	Allow []string          `toml:"allow"` // HOST[:PORT], *.DOMAIN[:PORT] or an IP
+	Hosts map[string]string `toml:"hosts"` // names pinned to addresses, for the proxy
 }
 
 // Seccomp is the profile's [seccomp] table: the syscall filter the command
@@ -145,11 +149,6 @@ type Mount struct {
 	Content  string `toml:"content"`
 }
 
-// Network modes.
-const (
-	networkNone = "none"
-)
-
 // The mount type that stands for the caller's workspace: the profile says
 // where, --workspace says what.
 const workspaceType = "workspace"
@@ -181,7 +180,7 @@ var (
 	topKeys     = []string{"description", "extends", "hostname", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount"}
 	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
 	envKeys     = []string{"keep", "set"}
-	networkKeys = []string{"mode"}
+	networkKeys = []string{"mode", "allow", "hosts"}
 	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content"}
 	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
 	seccompKeys = []string{"policy", "oci", "audit", "extends", "default", "rule"}
@@ -272,6 +271,7 @@ func (p *Profile) clone() *Profile {
 	c.Limits.Pids = cloneLimit(p.Limits.Pids)
 	c.Limits.CPU = cloneLimit(p.Limits.CPU)
 	c.Limits.MaxOutput = cloneLimit(p.Limits.MaxOutput)
+	c.Network = p.Network.clone()
 	c.Mounts = append([]Mount(nil), p.Mounts...)
 	c.Seccomp.Inline = clonePolicy(p.Seccomp.Inline)
 	c.Seccomp.Warnings = slices.Clone(p.Seccomp.Warnings)

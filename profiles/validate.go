@@ -136,18 +136,6 @@ func checkEnvValue(s string) error {
 	return nil
 }
 
-// checkNetworkMode refuses the modes later issues will add, rather than
-// running with a network the profile did not ask for (invariant 10).
-func checkNetworkMode(s string) error {
-	switch s {
-	case networkNone:
-		return nil
-	case "allowlist", "host":
-		return errors.New(`not supported yet: only "none"`)
-	}
-	return errors.New(`unknown mode: want "none"`)
-}
-
 // checkNofile refuses an unlimited RLIMIT_NOFILE: the kernel caps it at
 // fs.nr_open and setrlimit would fail inside the jail.
 func checkNofile(n uint64) error {
@@ -210,7 +198,7 @@ func (p *Profile) check() error {
 		add("limits.nofile", checkNofile(*p.Limits.Nofile))
 	}
 	p.Limits.check(add)
-	add("network.mode", checkNetworkMode(p.Network.Mode))
+	p.Network.check(add)
 	errs = append(errs, p.Seccomp.check()...)
 	dsts := map[string]bool{}
 	for i, m := range p.Mounts {

@@ -60,6 +60,7 @@ func commands() map[string]func(*testscript.TestScript, bool, []string) {
 		"nocommonlines": nocommonlines,
 		"userdir":       userdir,
 		"jsonrange":     jsonRange,
+		"hostsline":     hostsLine,
 		"sizerange":     sizeRange,
 	}
 }
@@ -443,4 +444,24 @@ func checkRange(ts *testscript.TestScript, neg bool, what string, v float64, lo,
 	if in == neg {
 		ts.Fatalf("%s = %v; want it %sin [%v, %v]", what, v, map[bool]string{true: "not ", false: ""}[neg], min, max)
 	}
+}
+
+// hostsLine adds "ADDR NAME" to the host's /etc/hosts for the rest of the
+// script (the proxy resolves with the host's resolver): hostsline NAME ADDR.
+func hostsLine(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: hostsline NAME ADDR")
+	}
+	line := args[1] + " " + args[0] + " # jail testscripts\n"
+	f, err := os.OpenFile("/etc/hosts", os.O_APPEND|os.O_WRONLY, 0)
+	ts.Check(err)
+	_, err = f.WriteString(line)
+	f.Close()
+	ts.Check(err)
+	ts.Defer(func() {
+		b, err := os.ReadFile("/etc/hosts")
+		if err == nil {
+			os.WriteFile("/etc/hosts", []byte(strings.Replace(string(b), line, "", 1)), 0o644)
+		}
+	})
 }

@@ -213,3 +213,4 @@ func TestProcess(t *testing.T)   { testscript.Run(t, params("process")) }
 func TestProfiles(t *testing.T)  { testscript.Run(t, params("profiles")) }
 func TestSeccomp(t *testing.T)   { testscript.Run(t, params("seccomp")) }
 func TestLimits(t *testing.T)    { testscript.Run(t, params("limits")) }
+func TestNetwork(t *testing.T)   { testscript.Run(t, params("network")) }
