@@ -277,6 +277,14 @@ int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e)
 			jerr_set(e, errno, "cgroup: make %s (jail check tells how to delegate it)", parent);
 			goto fail;
 		}
+		/* Root's runs only under a parent only root can write (also
+		 * for a cached plan, which place.go checked once): another user
+		 * could rename the run's cgroup away and plant their own. */
+		struct stat pst;
+		if (geteuid() == 0 && (stat(parent, &pst) < 0 || pst.st_uid != 0 || (pst.st_mode & 022))) {
+			jerr_set(e, 0, "cgroup: %s is not root's alone; use a parent only root can write", parent);
+			goto fail;
+		}
 		int n = snprintf(r->path[r->n], sizeof r->path[r->n], "%s/%s", parent, name);
 		if (n < 0 || (size_t)n >= sizeof r->path[r->n]) {
 			jerr_set(e, ENAMETOOLONG, "cgroup: %s", parent);
@@ -326,6 +334,16 @@ int cg_attach(const struct cg_run *r, pid_t pid, struct jerr *e)
 	for (int i = 0; !r->v2 && i < r->n; i++)
 		if (put(r->path[i], "cgroup.procs", v) < 0)
 			return jerr_set(e, errno, "cgroup: move the jail into %s", r->path[i]);
+	return 0;
+}
+
+int cg_join(const struct cg_run *r, pid_t pid, struct jerr *e)
+{
+	char v[32];
+	snprintf(v, sizeof v, "%d", (int)pid);
+	for (int i = 0; i < r->n; i++)
+		if (put(r->path[i], "cgroup.procs", v) < 0)
+			return jerr_set(e, errno, "cgroup: move into %s", r->path[i]);
 	return 0;
 }
 

@@ -74,6 +74,10 @@ int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e);
  * on v2 runs are started in it (CLONE_INTO_CGROUP) and this does nothing. */
 int cg_attach(const struct cg_run *r, pid_t pid, struct jerr *e);
 
+/* cg_join moves process pid into the run's cgroup, on v1 and v2 alike:
+ * for a process of jail's own that serves the jail (the proxy). */
+int cg_join(const struct cg_run *r, pid_t pid, struct jerr *e);
+
 /* cg_pids_hit reports whether pids.max has refused a fork in the run. */
 int cg_pids_hit(const struct cg_run *r);
 

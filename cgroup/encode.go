@@ -19,14 +19,11 @@ type Limits struct {
 // enough that a throttled jail stays responsive.
 const cpuPeriodUs = 100000
 
-// Need is the controllers a run with these limits joins: the limiting ones,
-// and memory, pids and (v1) cpuacct always, to measure the run by.
+// Need is the controllers a run joins: all of them, whatever it limits,
+// so every run has a cgroup in the same hierarchies (the sweep reads one
+// of them for all) and is measured the same way.
 func (l Limits) Need() Controllers {
-	need := Memory | Pids | CPUAcct
-	if l.CPU != 0 {
-		need |= CPU
-	}
-	return need
+	return Memory | Pids | CPU | CPUAcct
 }
 
 // Flags of the plan's cgroup part (cg.h).

@@ -96,8 +96,10 @@ func (h Host) LimitsOwnedByJail(euid int) bool {
 	return euid != 0 && (h.Version == V1 || !h.NsDelegate)
 }
 
-// mountPoint is where containerd/cgroups, and every tool, expect cgroups.
-const mountPoint = "/sys/fs/cgroup"
+// MountPoint is where containerd/cgroups, and every tool, expect cgroups.
+const MountPoint = "/sys/fs/cgroup"
+
+const mountPoint = MountPoint
 
 // Detect finds the host's cgroup hierarchies.
 func Detect() (Host, error) {
@@ -289,8 +291,8 @@ func rootOwned(mount, dir string, euid int) error {
 	}
 	for d := dir; len(d) >= len(mount); d = filepath.Dir(d) {
 		var st unix.Stat_t
-		if unix.Stat(d, &st) == nil && st.Uid != 0 {
-			return fmt.Errorf("cgroup parent %s: %s belongs to uid %d, who could swap root's run cgroups for their own; use a parent only root owns", dir, d, st.Uid)
+		if unix.Stat(d, &st) == nil && (st.Uid != 0 || st.Mode&0o022 != 0) {
+			return fmt.Errorf("cgroup parent %s: %s belongs to uid %d or is writable by others (mode %o), who could swap root's run cgroups for their own; use a parent only root can write", dir, d, st.Uid, st.Mode&0o7777)
 		}
 		if d == mount {
 			break

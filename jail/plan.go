@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"time"
 
+	"jail/cgroup"
 	"jail/internal/wire"
 	"jail/mount"
 	"jail/seccomp"
@@ -50,7 +52,10 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: opts.Protected})
+	// No writable bind reaches cgroupfs either: an unprivileged caller's
+	// jail owns its own cgroup's limit files.
+	protected := append(slices.Clone(opts.Protected), cgroup.MountPoint)
+	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: protected})
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/sched.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -217,8 +220,10 @@ static struct buf init_plan(const struct run_plan *p, char **argv, char **enviro
 struct proxy {
 	int http, socks; /* the listeners, until the proxy takes them */
 	pid_t pid;
-	char line[65536], last[65536]; /* the line being read, the last whole one */
+	char line[262144], last[262144]; /* the line being read, the last whole one */
 	size_t len;
+	int overlong; /* the line being read does not fit: it is dropped */
+	int failed;   /* the proxy could not start, or ended before the jail */
 };
 
 /* The run as it went, for the exit status, the stderr line and the record. */
@@ -270,9 +275,52 @@ static double ms(uint64_t ns) { return (double)(ns / 1000) / 1000.0; }
 static double tv_ms(struct timeval tv) { return (double)tv.tv_sec * 1000.0 + (double)tv.tv_usec / 1000.0; }
 
 /* write_status writes the --status-json record, as status.go's Status. */
+/* on_alarm only interrupts: a write that would block past its time
+ * returns (SA_RESTART is not set). */
+static void on_alarm(int sig) { (void)sig; }
+
+/* bounded_write writes to fd without ever blocking jail for long: a
+ * socket gets MSG_DONTWAIT; anything else an alarm 100 ms on, which
+ * interrupts a write the caller's end holds up (a terminal stopped with
+ * TCOOFF, a full pipe jail could not reopen non-blocking). */
+static ssize_t bounded_write(int fd, int sock, const void *buf, size_t n)
+{
+	if (sock)
+		return send(fd, buf, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+	struct itimerval on = {.it_value = {0, 100000}}, off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &on, NULL);
+	ssize_t w = write(fd, buf, n);
+	int err = errno;
+	setitimer(ITIMER_REAL, &off, NULL);
+	errno = w < 0 && err == EINTR ? EAGAIN : err;
+	return w;
+}
+
+/* write_out writes all of buf to fd, for up to about two seconds, waiting
+ * for the caller's end to take it; what it cannot take by then is lost. */
+static void write_out(int fd, int sock, const char *buf, size_t n)
+{
+	uint64_t until = monotonic_ns() + 2000000000ull;
+	while (n > 0 && monotonic_ns() < until) {
+		ssize_t w = bounded_write(fd, sock, buf, n);
+		if (w > 0) {
+			buf += w, n -= (size_t)w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return;
+		struct pollfd pf = {.fd = fd, .events = POLLOUT};
+		poll(&pf, 1, 100);
+	}
+}
+
 static void write_status(int fd, const struct run_plan *p, const struct outcome *o, int code, int sig, const char *err)
 {
-	FILE *f = fdopen(fd, "w");
+	/* Made in memory, then written without blocking on a caller's end
+	 * (fd:N may be a terminal or a pipe). */
+	char *mem = NULL;
+	size_t memlen = 0;
+	FILE *f = open_memstream(&mem, &memlen);
 	if (!f)
 		return;
 	fprintf(f, "{\"version\":1,\"exit_code\":%d,\"signal\":%d,", code, sig);
@@ -317,8 +365,11 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 	json_str(f, p->net_mode[0] ? p->net_mode : "none");
 	fputc(',', f);
 	/* The proxy's report: JSON it made itself, or nothing to say. */
-	if (strcmp(p->net_mode, "allowlist") == 0)
+	if (strcmp(p->net_mode, "allowlist") == 0) {
 		fprintf(f, "%s,", o->proxy && o->proxy->last[0] ? o->proxy->last : "\"network_denied\":[],\"network_allowed\":[]");
+		if (o->proxy && o->proxy->failed)
+			fputs("\"network_proxy_failed\":true,", f);
+	}
 	/* jail's own CPU, outside the jail's limits: answering refused
 	 * calls costs it, and a command that floods them shows here. */
 	struct rusage self;
@@ -339,7 +390,13 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 		json_str(f, err);
 	}
 	fputs("}\n", f);
-	fclose(f);
+	if (fclose(f) == 0 && mem) {
+		struct stat st;
+		int sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+		write_out(fd, sock, mem, memlen);
+	}
+	free(mem);
+	close(fd);
 }
 
 /* open_status opens where the record goes: fd:N (a copy above 2, so the
@@ -446,7 +503,13 @@ static int nonblocking_out(int fd, int *sock)
 {
 	struct stat st;
 	*sock = 0;
+	int ptn;
 	if (fstat(fd, &st) < 0 || S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))
+		return fd;
+	/* Not for a pty master, /dev/tty, the console or ptmx: opening those
+	 * again is another terminal (ptmx makes a new pty); bounded writes
+	 * to the fd itself it is. */
+	if (S_ISCHR(st.st_mode) && (major(st.st_rdev) == 5 || ioctl(fd, TIOCGPTN, &ptn) == 0))
 		return fd;
 	if (S_ISSOCK(st.st_mode)) {
 		*sock = 1;
@@ -463,8 +526,8 @@ static int nonblocking_out(int fd, int *sock)
 	return fd;
 }
 
-/* say writes jail's one line to stderr without ever blocking on it: a line
- * the caller's end cannot take now is dropped (the record has it all). */
+/* say writes jail's one line to stderr, waiting up to about two seconds
+ * for the caller's end to take it, never blocked for good. */
 static void say(const char *line)
 {
 	char buf[1200];
@@ -474,8 +537,7 @@ static void say(const char *line)
 	if ((size_t)n >= sizeof buf)
 		n = (int)sizeof buf - 1, buf[n - 1] = '\n';
 	int fd = nonblocking_out(2, &sock);
-	ssize_t w = sock ? send(fd, buf, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) : write(fd, buf, (size_t)n);
-	(void)w;
+	write_out(fd, sock, buf, (size_t)n);
 	if (fd != 2)
 		close(fd);
 }
@@ -609,6 +671,7 @@ static pid_t spawn(const int *fds, int nfds, const int *out, int cgroup_fd)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTTOU, SIG_DFL);
 		setsid();
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		execve("/proc/self/exe", argv, envp);
@@ -649,43 +712,71 @@ static int recv_listeners(int sock, struct proxy *px)
 	return 0;
 }
 
-/* proxy_start execs the proxy with the listeners as fds 3 and 4 and its
- * report pipe as 5; it returns the report pipe's read end. */
-static int proxy_start(struct proxy *px, const char *config)
+/* proxy_start execs the proxy with the listeners as fds 3 and 4, its
+ * report pipe as 5 and its configuration on a pipe as 6, nothing else of
+ * jail's, in the run's cgroup (its memory and CPU count against the
+ * jail's); it returns the report pipe's read end. */
+static int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
 {
-	int rep[2];
-	if (pipe2(rep, O_CLOEXEC) < 0)
-		return -1;
-	int high[3];
-	int src[3] = {px->http, px->socks, rep[1]};
-	for (int i = 0; i < 3; i++)
+	int rep[2] = {-1, -1}, cfg[2] = {-1, -1}, high[4] = {-1, -1, -1, -1};
+	volatile int ok = 0;
+	size_t n = strlen(config);
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(cfg, O_CLOEXEC) < 0)
+		goto out;
+	/* The configuration fits the pipe (it is small, bounded by the
+	 * profile); the proxy reads it to EOF. */
+	fcntl(cfg[1], F_SETPIPE_SZ, (int)(n + 4096));
+	if (write(cfg[1], config, n) != (ssize_t)n)
+		goto out;
+	close(cfg[1]);
+	cfg[1] = -1;
+	int src[4] = {px->http, px->socks, rep[1], cfg[0]};
+	for (int i = 0; i < 4; i++)
 		if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0)
-			return -1;
-	char *const argv[] = {"jail-proxy", (char *)config, NULL};
+			goto out;
+	static char *const argv[] = {"jail-proxy", NULL};
 	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
 	pid_t pid = vfork();
 	if (pid == 0) {
-		for (int i = 0; i < 3; i++)
+		for (int i = 0; i < 4; i++)
 			if (dup2(high[i], 3 + i) < 0)
 				_exit(125);
+		if (close_fds_from(7, NULL, 0) < 0 || chdir("/") < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+			_exit(125);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		signal(SIGTTOU, SIG_DFL);
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		execve("/proc/self/exe", argv, envp);
 		_exit(125);
 	}
-	for (int i = 0; i < 3; i++)
-		close(high[i]);
-	close(rep[1]);
+	if (pid > 0) {
+		px->pid = pid;
+		struct jerr e;
+		ok = cg_join(cg, pid, &e) == 0;
+	}
+out:
+	for (int i = 0; i < 4; i++)
+		if (high[i] >= 0)
+			close(high[i]);
+	if (rep[1] >= 0)
+		close(rep[1]);
+	if (cfg[0] >= 0)
+		close(cfg[0]);
+	if (cfg[1] >= 0)
+		close(cfg[1]);
 	close(px->http);
 	close(px->socks);
 	px->http = px->socks = -1;
-	if (pid < 0) {
-		close(rep[0]);
+	if (!ok) {
+		if (px->pid > 0)
+			kill(px->pid, SIGKILL);
+		if (rep[0] >= 0)
+			close(rep[0]);
 		return -1;
 	}
-	px->pid = pid;
 	return rep[0];
 }
 
@@ -696,13 +787,20 @@ static int proxy_read(struct proxy *px, int fd)
 	ssize_t n = read(fd, buf, sizeof buf);
 	if (n <= 0)
 		return n < 0 && (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+	/* Whole lines only: one too long for the buffer is dropped, never
+	 * cut (the record would not be JSON). */
 	for (ssize_t i = 0; i < n; i++) {
 		if (buf[i] == '\n') {
-			px->line[px->len] = 0;
-			memcpy(px->last, px->line, px->len + 1);
+			if (!px->overlong) {
+				px->line[px->len] = 0;
+				memcpy(px->last, px->line, px->len + 1);
+			}
 			px->len = 0;
+			px->overlong = 0;
 		} else if (px->len < sizeof px->line - 1) {
 			px->line[px->len++] = buf[i];
+		} else {
+			px->overlong = 1;
 		}
 	}
 	return 1;
@@ -777,8 +875,7 @@ static void relay_step(struct relay *r)
 {
 	if (r->off < r->len) {
 		size_t n = r->len - r->off;
-		ssize_t w = r->sock ? send(r->out, r->buf + r->off, n, MSG_DONTWAIT | MSG_NOSIGNAL)
-				    : write(r->out, r->buf + r->off, n);
+		ssize_t w = bounded_write(r->out, r->sock, r->buf + r->off, n);
 		if (w > 0)
 			r->off += (size_t)w;
 		else if (w < 0 && errno != EAGAIN && errno != EINTR)
@@ -849,6 +946,11 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	sigaddset(&fwd, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* A command that sets TOSTOP on the caller's terminal must not stop
+	 * jail when it writes there from the background. */
+	signal(SIGTTOU, SIG_IGN);
+	struct sigaction alarm = {.sa_handler = on_alarm};
+	sigaction(SIGALRM, &alarm, NULL);
 
 	int child_fds[6 + 4096], own[P_N];
 	int pl[2], er[2], st[2], sy[2], nt[2], ne[2];
@@ -1140,16 +1242,19 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			/* The first connection: now the proxy starts, and takes
 			 * it (and the rest) from the listeners. Without it the
 			 * allowlist is no network at all: the run goes on. */
-			own[P_PROXY] = proxy_start(&px, p->net_config);
+			own[P_PROXY] = proxy_start(&px, p->net_config, &cg);
 			own[P_HTTP] = own[P_SOCKS] = -1;
 			if (own[P_PROXY] < 0)
-				o.fatal = "could not start the allowlist proxy";
+				o.fatal = "could not start the allowlist proxy (or put it in the run's cgroup)";
 			if (o.fatal)
 				kill_jail(pid1, stage, stage_gone);
 		}
 		if (own[P_PROXY] >= 0 && fds[P_PROXY].revents && !proxy_read(&px, own[P_PROXY])) {
+			/* The proxy ended before the jail: the jail has no
+			 * network from now; the record says so. */
 			close(own[P_PROXY]);
 			own[P_PROXY] = -1;
+			px.failed = 1;
 		}
 		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {
 			/* PID 1 dies, and the kernel kills the whole pid

@@ -19,12 +19,15 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Config is what the runner passes, as JSON in argv[1].
@@ -50,17 +53,29 @@ const (
 	fdHTTP   = 3
 	fdSOCKS  = 4
 	fdReport = 5
+	fdConfig = 6 // the Config, as JSON, then EOF
 )
 
-// Main serves the two listeners until the runner ends it (SIGTERM), and
-// reports after every connection and at the end. It never returns.
+// Bounds on what a jail can make the proxy hold: it runs outside the
+// jail's namespaces, in its cgroup.
+const (
+	maxHeader  = 64 << 10 // a request line and headers
+	maxEntries = 256      // distinct refusals and destinations recorded
+	memLimit   = 256 << 20
+)
+
+// Main serves the two listeners until the runner ends it (SIGTERM) or
+// dies, and reports at most once a second and at the end. It never
+// returns.
 func Main(args []string) {
-	if len(args) < 2 {
-		fmt.Fprintln(os.Stderr, "jail: proxy: no configuration")
-		os.Exit(125)
-	}
+	debug.SetMemoryLimit(memLimit)
+	ppid := os.Getppid()
 	var cfg Config
-	if err := json.Unmarshal([]byte(args[1]), &cfg); err != nil {
+	data, err := io.ReadAll(io.LimitReader(os.NewFile(fdConfig, "config"), 1<<20))
+	if err == nil {
+		err = json.Unmarshal(data, &cfg)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "jail: proxy: configuration:", err)
 		os.Exit(125)
 	}
@@ -70,7 +85,21 @@ func Main(args []string) {
 			os.Exit(125)
 		}
 	}
+	// Dies with the runner: a uid change cleared the parent-death signal,
+	// so it is set again, and the parent checked, now and every second.
+	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
+	if os.Getppid() != ppid {
+		os.Exit(125)
+	}
 	p := newProxy(cfg, os.NewFile(fdReport, "report"))
+	go func() {
+		for range time.Tick(time.Second) {
+			if os.Getppid() != ppid {
+				os.Exit(125)
+			}
+			p.reportIfChanged()
+		}
+	}()
 	for _, l := range []struct {
 		fd    uintptr
 		serve func(net.Conn)
@@ -112,8 +141,9 @@ type proxy struct {
 	out    *os.File
 
 	mu      sync.Mutex
-	denied  map[target]*deniedStat
+	denied  map[refusal]int
 	allowed map[target]*allowedStat
+	changed bool
 }
 
 type target struct {
@@ -121,8 +151,8 @@ type target struct {
 	Port uint16
 }
 
-type deniedStat struct {
-	Count  int
+type refusal struct {
+	target
 	Reason string
 }
 
@@ -133,7 +163,7 @@ type allowedStat struct {
 
 func newProxy(cfg Config, out *os.File) *proxy {
 	return &proxy{cfg: cfg, out: out, dialer: net.Dialer{Timeout: 30 * time.Second},
-		denied: map[target]*deniedStat{}, allowed: map[target]*allowedStat{}}
+		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
 
 func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
@@ -149,7 +179,6 @@ func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
 		go func() {
 			defer c.Close()
 			serve(c)
-			p.report()
 		}()
 	}
 }
@@ -162,7 +191,7 @@ func (e *errDenied) Error() string { return e.reason }
 // dial checks host:port against the policy, resolves it, and connects to
 // an address the policy allows. A refusal is recorded.
 func (p *proxy) dial(host string, port uint16) (net.Conn, error) {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	host = normal(host)
 	t := target{host, port}
 	addrs, err := p.permit(host, port)
 	if err != nil {
@@ -201,7 +230,8 @@ func (p *proxy) permit(host string, port uint16) ([]netip.Addr, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	// Fully qualified: no search domain of the host's is tried after it.
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host+".")
 	if err != nil {
 		return nil, errors.New("does not resolve")
 	}
@@ -229,42 +259,106 @@ func (p *proxy) listed(host string, ip bool, port uint16) bool {
 		if a.Port == 0 && port != 80 && port != 443 || a.Port != 0 && a.Port != port {
 			continue
 		}
-		if a.Host == host || a.Wildcard && strings.HasSuffix(host, "."+a.Host) {
+		if !a.Wildcard && a.Host == host || a.Wildcard && strings.HasSuffix(host, "."+a.Host) {
 			return true
 		}
 	}
 	return false
 }
 
-// internal addresses are refused unless named: the host's own services,
-// the cloud metadata service (169.254.169.254), private networks.
-func internal(ip netip.Addr) bool {
-	return ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsPrivate() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() ||
-		netip.MustParsePrefix("100.64.0.0/10").Contains(ip) // carrier-grade NAT, often internal too
+// normal is a host name as the policy and the record see it.
+func normal(host string) string {
+	return strings.ToLower(strings.TrimSuffix(host, "."))
 }
 
+// special are the ranges that are not the public internet, beyond what
+// netip's predicates know; an address in them is internal.
+var special = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("240.0.0.0/4"),
+	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("2001::/23"),
+}
+
+// internal addresses are refused unless named: anything but public
+// unicast (loopback, the cloud metadata service 169.254.169.254, private
+// and special ranges), also when embedded in IPv6 (NAT64, 6to4,
+// IPv4-compatible).
+func internal(ip netip.Addr) bool {
+	if ip.Is6() {
+		b := ip.As16()
+		var v4 [4]byte
+		switch {
+		case netip.MustParsePrefix("64:ff9b::/96").Contains(ip), netip.MustParsePrefix("::/96").Contains(ip):
+			copy(v4[:], b[12:])
+			return internal(netip.AddrFrom4(v4))
+		case netip.MustParsePrefix("2002::/16").Contains(ip):
+			copy(v4[:], b[2:6])
+			return internal(netip.AddrFrom4(v4))
+		}
+	}
+	if !ip.IsGlobalUnicast() || ip.IsPrivate() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
+		return true
+	}
+	for _, p := range special {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// deny records a refusal: at most maxEntries distinct ones, the rest
+// counted together, and names no longer than a DNS name.
 func (p *proxy) deny(t target, reason string) {
+	if len(t.Host) > 253 {
+		t.Host = t.Host[:253]
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	d := p.denied[t]
-	if d == nil {
-		d = &deniedStat{Reason: reason}
-		p.denied[t] = d
+	r := refusal{t, reason}
+	if _, ok := p.denied[r]; !ok && len(p.denied) >= maxEntries {
+		r = refusal{target{"(others)", 0}, "more distinct refusals than the record keeps"}
 	}
-	d.Count++
+	p.denied[r]++
+	p.changed = true
+}
+
+// track counts a connection to t; at most maxEntries destinations are
+// kept apart.
+func (p *proxy) track(t target) *allowedStat {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	a := p.allowed[t]
+	if a == nil {
+		if len(p.allowed) >= maxEntries {
+			t = target{"(others)", 0}
+		}
+		if a = p.allowed[t]; a == nil {
+			a = &allowedStat{}
+			p.allowed[t] = a
+		}
+	}
+	a.Connections++
+	p.changed = true
+	return a
+}
+
+// count adds a connection's bytes, from and to the server.
+func (p *proxy) count(a *allowedStat, in, out int64) {
+	p.mu.Lock()
+	a.BytesIn += in
+	a.Bytes += out
+	p.changed = true
+	p.mu.Unlock()
 }
 
 // relay copies both ways until either side ends, counting bytes.
 func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) {
-	p.mu.Lock()
-	a := p.allowed[t]
-	if a == nil {
-		a = &allowedStat{}
-		p.allowed[t] = a
-	}
-	a.Connections++
-	p.mu.Unlock()
+	a := p.track(t)
 	var up, down int64
 	if len(first) > 0 {
 		n, _ := server.Write(first)
@@ -285,10 +379,17 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 	client.Close()
 	up += <-done
 	server.Close()
+	p.count(a, down, up)
+}
+
+// reportIfChanged reports when something happened since the last report.
+func (p *proxy) reportIfChanged() {
 	p.mu.Lock()
-	a.BytesIn += down
-	a.Bytes += up
+	changed := p.changed
 	p.mu.Unlock()
+	if changed {
+		p.report()
+	}
 }
 
 // report writes the record's network fields, as one line.
@@ -307,25 +408,27 @@ func (p *proxy) report() {
 		BytesOut    int64  `json:"bytes_out"`
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.changed = false
 	denied := []deniedJSON{}
-	for t, d := range p.denied {
-		denied = append(denied, deniedJSON{t.Host, t.Port, d.Count, d.Reason})
+	for r, n := range p.denied {
+		denied = append(denied, deniedJSON{r.Host, r.Port, n, r.Reason})
 	}
 	allowed := []allowedJSON{}
 	for t, a := range p.allowed {
 		allowed = append(allowed, allowedJSON{t.Host, t.Port, a.Connections, a.BytesIn, a.Bytes})
 	}
-	p.mu.Unlock()
 	sort.Slice(denied, func(i, j int) bool {
-		return denied[i].Host+strconv.Itoa(int(denied[i].Port)) < denied[j].Host+strconv.Itoa(int(denied[j].Port))
+		a, b := denied[i], denied[j]
+		if a.Host != b.Host || a.Port != b.Port {
+			return a.Host+strconv.Itoa(int(a.Port)) < b.Host+strconv.Itoa(int(b.Port))
+		}
+		return a.Reason < b.Reason
 	})
 	sort.Slice(allowed, func(i, j int) bool {
 		return allowed[i].Host+strconv.Itoa(int(allowed[i].Port)) < allowed[j].Host+strconv.Itoa(int(allowed[j].Port))
 	})
 	d, _ := json.Marshal(denied)
 	a, _ := json.Marshal(allowed)
-	line := fmt.Sprintf("\"network_denied\":%s,\"network_allowed\":%s\n", d, a)
-	p.mu.Lock()
-	p.out.WriteString(line)
-	p.mu.Unlock()
+	p.out.WriteString(fmt.Sprintf("\"network_denied\":%s,\"network_allowed\":%s\n", d, a))
 }

@@ -18,11 +18,18 @@ import (
 // plain http:// request forwarded (one per connection).
 func (p *proxy) serveHTTP(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(60 * time.Second))
-	br := bufio.NewReader(c)
+	// The request line and headers are bounded; what follows (a body, a
+	// tunnel's bytes) is read as it comes.
+	lim := &io.LimitedReader{R: c, N: maxHeader}
+	br := bufio.NewReader(lim)
 	req, err := http.ReadRequest(br)
 	if err != nil {
+		if lim.N <= 0 {
+			httpError(c, 431, "request headers too large")
+		}
 		return
 	}
+	lim.N = 1 << 62
 	c.SetReadDeadline(time.Time{})
 	if req.Method == http.MethodConnect {
 		p.connect(c, br, req.Host)
@@ -41,25 +48,34 @@ func (p *proxy) serveHTTP(c net.Conn) {
 		}
 		port = uint16(n)
 	}
+	if port == 443 {
+		// Port 443 is TLS, through CONNECT, where its SNI is checked.
+		p.deny(target{normal(host), port}, "plain HTTP to port 443")
+		httpError(c, 403, "jail: not allowed: plain HTTP to port 443 (use CONNECT)")
+		return
+	}
 	server, err := p.dial(host, port)
 	if err != nil {
 		refuse(c, err)
 		return
 	}
+	defer server.Close()
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	req.RequestURI = ""
 	req.Close = true
+	// One request per connection: its body goes up, the answer comes
+	// back, and nothing else the client sends on it is forwarded.
+	a := p.track(target{normal(host), port})
 	cw := &countWriter{w: server}
 	if err := req.Write(cw); err != nil {
-		server.Close()
 		return
 	}
-	t := target{strings.ToLower(host), port}
-	p.relay(t, c, server, nil)
-	p.mu.Lock()
-	p.allowed[t].Bytes += cw.n
-	p.mu.Unlock()
+	if tc, ok := server.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	down, _ := io.Copy(c, server)
+	p.count(a, down, cw.n)
 }
 
 // connect opens a tunnel to hostport; to port 443 only if the TLS
@@ -81,26 +97,36 @@ func (p *proxy) connect(c net.Conn, br *bufio.Reader, hostport string) {
 		server.Close()
 		return
 	}
+	t := target{normal(host), port}
+	first, ok := p.checkTLS(c, br, t)
+	if !ok {
+		server.Close()
+		return
+	}
+	p.relay(t, c, server, first)
+}
+
+// checkTLS, for port 443, reads the client's ClientHello and checks its
+// SNI is the name it asked for (an IP literal, already named on the list,
+// has no SNI to compare); it returns what it read and the client sent
+// after, to send on.
+func (p *proxy) checkTLS(c net.Conn, br *bufio.Reader, t target) ([]byte, bool) {
 	var first []byte
-	t := target{strings.ToLower(strings.TrimSuffix(host, ".")), port}
-	if port == 443 {
+	if t.Port == 443 {
 		c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		hello, sni, err := readClientHello(br)
 		c.SetReadDeadline(time.Time{})
-		// A name must be the one the TLS session is for (an IP
-		// literal, already named on the list, has no SNI to compare).
-		_, ipErr := netip.ParseAddr(strings.Trim(host, "[]"))
+		_, ipErr := netip.ParseAddr(strings.Trim(t.Host, "[]"))
 		why := ""
 		switch {
 		case err != nil && ipErr != nil:
 			why = "no TLS ClientHello with SNI: " + err.Error()
-		case ipErr != nil && !strings.EqualFold(strings.TrimSuffix(sni, "."), t.Host):
-			why = "TLS SNI " + strconv.Quote(sni) + " is not the CONNECT host"
+		case ipErr != nil && normal(sni) != t.Host:
+			why = "TLS SNI " + strconv.Quote(sni) + " is not the host asked for"
 		}
 		if why != "" {
 			p.deny(t, why)
-			server.Close()
-			return
+			return nil, false
 		}
 		first = hello
 	}
@@ -108,7 +134,7 @@ func (p *proxy) connect(c net.Conn, br *bufio.Reader, hostport string) {
 		rest, _ := br.Peek(k)
 		first = append(first, rest...)
 	}
-	p.relay(t, c, server, first)
+	return first, true
 }
 
 func httpError(c net.Conn, code int, msg string) {
@@ -278,12 +304,13 @@ func (p *proxy) serveSOCKS(c net.Conn) {
 		return
 	}
 	socksReply(c, 0)
-	var first []byte
-	if k := br.Buffered(); k > 0 {
-		rest, _ := br.Peek(k)
-		first = append(first, rest...)
+	t := target{normal(host), port}
+	first, ok := p.checkTLS(c, br, t)
+	if !ok {
+		server.Close()
+		return
 	}
-	p.relay(target{strings.ToLower(strings.TrimSuffix(host, ".")), port}, c, server, first)
+	p.relay(t, c, server, first)
 }
 
 func socksReply(c net.Conn, code byte) {
