@@ -30,6 +30,7 @@ deps:
 build: deps
 	$(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) .
 	@ldd $(BIN) 2>&1 | grep -q 'not a dynamic executable' || { echo "$(BIN) is not static"; exit 1; }
+	@ln -sf jail $(dir $(BIN))jail-sh
 
 # The suite: unit tests, then the testscripts, which run the real binary
 # in real jails, as root and as an unprivileged user they create, then a

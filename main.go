@@ -16,8 +16,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"io"
 	"jail/proxy"
+	"jail/sessions"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -51,6 +53,12 @@ func main() {
 	if os.Getenv("_JAIL_STAGE") == "proxy" {
 		// The allowlist proxy, started by the runner (jail/runner.c).
 		proxy.Main(os.Args)
+	}
+	if filepath.Base(os.Args[0]) == "jail-sh" {
+		shMain(os.Args[1:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == "sh" {
+		shMain(os.Args[2:])
 	}
 	started := time.Now()
 	args, command := splitCommand(os.Args)
@@ -131,6 +139,7 @@ func overrideFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Value: "default", Usage: "profile `NAME` or path to a .toml file (jail profiles lists them)"},
 		&cli.StringFlag{Name: "workspace", Usage: "bind host `DIR` read-write at /workspace"},
+		&cli.StringFlag{Name: "session", Usage: "use session `ID`'s workspace (kept across calls; made on first use)"},
 		&cli.StringSliceFlag{Name: "bind", Usage: "bind host `SRC[:DST]` read-write (repeatable)"},
 		&cli.StringSliceFlag{Name: "ro-bind", Usage: "bind host `SRC[:DST]` read-only (repeatable)"},
 		&cli.StringSliceFlag{Name: "tmpfs", Usage: "mount a fresh tmpfs at `DST[:SIZE]` (repeatable)"},
@@ -203,6 +212,15 @@ func newApp(started time.Time, command []string) *cli.App {
 				}},
 			},
 			seccompCommand(),
+			sessionsCommand(),
+			{
+				Name:      "sh",
+				Usage:     "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
+				UsageText: "jail sh -c 'COMMAND' [NAME [ARGS...]]\n\nProfile $JAIL_PROFILE (default agent); workspace: session $JAIL_SESSION, else the current directory.",
+				Action: func(*cli.Context) error {
+					return &exitStatus{code: exitJail, msg: "usage: jail sh -c 'COMMAND'"}
+				},
+			},
 			{
 				Name:      "check",
 				Usage:     "check that this host and caller can run jails; print the fix for what is missing",
@@ -227,15 +245,27 @@ func newApp(started time.Time, command []string) *cli.App {
 	}
 }
 
-// loadProfile loads the named profile and applies the flags to it.
+// loadProfile loads the named profile and applies the flags to it. With
+// --session the workspace is the session's (made on first use), and the
+// session stays locked (shared) until the run ends: the lock's fd is
+// inherited by the runner.
 func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 	p, err := profiles.Load(name, profiles.Options{SearchPath: profiles.DefaultSearchPath(os.Environ())})
 	if err != nil {
 		return nil, err
 	}
+	workspace := c.String("workspace")
+	if id := c.String("session"); id != "" {
+		if workspace != "" {
+			return nil, errors.New("--session and --workspace: a session has its own workspace")
+		}
+		if workspace, err = openSession(p, id); err != nil {
+			return nil, err
+		}
+	}
 	cwd, _ := os.Getwd()
 	err = p.Apply(profiles.Overrides{
-		Workspace:    c.String("workspace"),
+		Workspace:    workspace,
 		Binds:        c.StringSlice("bind"),
 		ROBinds:      c.StringSlice("ro-bind"),
 		Tmpfs:        c.StringSlice("tmpfs"),
@@ -498,5 +528,141 @@ func printEntries(c *cli.Context, entries []profiles.Entry) {
 	}
 	for _, e := range entries {
 		fmt.Fprintf(c.App.Writer, "%-*s  %s  (%s)\n", w, e.Name, e.Description, e.Source)
+	}
+}
+
+// openSession opens session id's workspace for this run, owned by the
+// jail's host ids, and keeps its lock held across the exec into the runner.
+func openSession(p *profiles.Profile, id string) (string, error) {
+	state, err := sessions.StateDir(os.Getenv, os.Geteuid())
+	if err != nil {
+		return "", err
+	}
+	uid, gid := os.Geteuid(), os.Getegid()
+	if uid == 0 {
+		uid, gid = int(p.User.HostUID), int(p.User.HostGID)
+	}
+	s, lock, err := sessions.Open(state, id, uid, gid)
+	if err != nil {
+		return "", err
+	}
+	// A duplicate, not close-on-exec and out of the garbage collector's
+	// reach: the runner holds the lock until jail ends (the init stage
+	// closes every fd it inherits).
+	_, err = unix.Dup(int(lock.Fd()))
+	lock.Close()
+	if err != nil {
+		return "", fmt.Errorf("session %s: %w", id, err)
+	}
+	return s.Workspace(), nil
+}
+
+// shMain is `jail sh -c CMD [NAME [ARGS...]]` or `jail sh CMD` (also a
+// link named jail-sh):
+// a shell for an agent's bash tool. It runs bash -c (sh -c when the host
+// has no bash) in the profile $JAIL_PROFILE (default agent), with the
+// workspace of session $JAIL_SESSION, or else the current directory;
+// stdin, stdout, stderr and the exit status pass through. It execs jail
+// itself, so a repeated call replays its cached plan without starting Go.
+func shMain(args []string) {
+	// One argument is the command itself, as a command prefix gets it
+	// (Claude Code's CLAUDE_CODE_SHELL_PREFIX passes the command as $1).
+	if len(args) == 1 && args[0] != "-c" {
+		args = []string{"-c", args[0]}
+	}
+	if len(args) < 2 || args[0] != "-c" {
+		fmt.Fprintln(os.Stderr, "jail: usage: jail sh -c 'COMMAND' [NAME [ARGS...]], or jail sh 'COMMAND' (profile $JAIL_PROFILE, session $JAIL_SESSION)")
+		os.Exit(exitJail)
+	}
+	profile := os.Getenv("JAIL_PROFILE")
+	if profile == "" {
+		profile = "agent"
+	}
+	argv := []string{"jail", "-p", profile}
+	if id := os.Getenv("JAIL_SESSION"); id != "" {
+		argv = append(argv, "--session", id)
+	} else {
+		cwd, err := os.Getwd()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "jail: sh: the current directory:", err)
+			os.Exit(exitJail)
+		}
+		argv = append(argv, "--workspace", cwd)
+	}
+	shell := "sh"
+	if _, err := os.Stat("/usr/bin/bash"); err == nil {
+		shell = "bash"
+	} else if _, err := os.Stat("/bin/bash"); err == nil {
+		shell = "bash"
+	}
+	argv = append(append(argv, "--", shell), args...)
+	err := syscall.Exec("/proc/self/exe", argv, os.Environ())
+	fmt.Fprintln(os.Stderr, "jail: sh:", err)
+	os.Exit(exitJail)
+}
+
+// sessionsCommand is `jail sessions list|rm|gc`.
+func sessionsCommand() *cli.Command {
+	state := func() (string, error) { return sessions.StateDir(os.Getenv, os.Geteuid()) }
+	return &cli.Command{
+		Name:  "sessions",
+		Usage: "list and remove agent sessions (their workspaces, kept across calls)",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "list",
+				Usage:     "one line per session: id, size, last use, in use",
+				UsageText: "jail sessions list",
+				Action: func(c *cli.Context) error {
+					dir, err := state()
+					if err != nil {
+						return err
+					}
+					list, err := sessions.List(dir)
+					if err != nil {
+						return err
+					}
+					for _, s := range list {
+						use := ""
+						if s.InUse {
+							use = "  in use"
+						}
+						fmt.Fprintf(c.App.Writer, "%s\t%d\t%s%s\n", s.ID, s.Size, s.LastUsed.UTC().Format(time.RFC3339), use)
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "rm",
+				Usage:     "remove a session and its workspace (refused while a call of it runs)",
+				UsageText: "jail sessions rm ID",
+				Action: func(c *cli.Context) error {
+					dir, err := state()
+					if err != nil {
+						return err
+					}
+					if c.NArg() != 1 {
+						return &exitStatus{code: exitJail, msg: "usage: jail sessions rm ID"}
+					}
+					return sessions.Remove(dir, c.Args().First())
+				},
+			},
+			{
+				Name:      "gc",
+				Usage:     "remove the sessions unused for longer than --older-than (never one in use)",
+				UsageText: "jail sessions gc --older-than 24h",
+				Flags:     []cli.Flag{&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "`AGE` since last use"}},
+				Action: func(c *cli.Context) error {
+					dir, err := state()
+					if err != nil {
+						return err
+					}
+					gone, err := sessions.GC(dir, c.Duration("older-than"))
+					for _, id := range gone {
+						fmt.Fprintln(c.App.Writer, "removed", id)
+					}
+					return err
+				},
+			},
+		},
 	}
 }

@@ -13,7 +13,7 @@
 static const char *const run_flags[] = {
 	"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
 	"cwd", "hostname", "time-limit", "status-json", "seccomp",
-	"memory", "pids", "cpu", "max-output", "limits-mode", "network", "allow", "pin-host", NULL,
+	"memory", "pids", "cpu", "max-output", "limits-mode", "network", "allow", "pin-host", "session", NULL,
 };
 
 /* The boolean ones: a value only after "=". */
@@ -43,6 +43,9 @@ int plancache_args(char **argv, plancache_arg_fn fn, void *ctx)
 		size_t n = eq ? (size_t)(eq - name) : strlen(name);
 		int is_bool = in(bool_flags, name, n);
 		if (!is_bool && !in(run_flags, name, n))
+			return -1;
+		/* A session's run locks it and may make it: Go's, every time. */
+		if (n == 7 && strncmp(name, "session", 7) == 0)
 			return -1;
 		const char *value;
 		if (eq) {

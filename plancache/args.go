@@ -9,7 +9,7 @@ var (
 	runFlags = []string{
 		"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
 		"cwd", "hostname", "time-limit", "status-json", "seccomp",
-		"memory", "pids", "cpu", "max-output", "limits-mode", "network", "allow", "pin-host",
+		"memory", "pids", "cpu", "max-output", "limits-mode", "network", "allow", "pin-host", "session",
 	}
 	boolFlags = []string{"seccomp-audit"}
 )
@@ -52,6 +52,9 @@ func walk(argv []string, fn func(name, value string)) (ok bool) {
 		}
 		if !known && !isBool {
 			return false
+		}
+		if name == "session" {
+			return false // a session's run locks it and may make it: Go's, every time
 		}
 		if isBool && !hasValue {
 			value = "true"

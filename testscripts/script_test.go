@@ -214,3 +214,4 @@ func TestProfiles(t *testing.T)  { testscript.Run(t, params("profiles")) }
 func TestSeccomp(t *testing.T)   { testscript.Run(t, params("seccomp")) }
 func TestLimits(t *testing.T)    { testscript.Run(t, params("limits")) }
 func TestNetwork(t *testing.T)   { testscript.Run(t, params("network")) }
+func TestAgent(t *testing.T)     { testscript.Run(t, params("agent")) }

@@ -1,0 +1,233 @@
+// Package sessions keeps an agent session's workspace across its tool
+// calls: STATE/sessions/ID/workspace, made on first use (0700), mounted at
+// /workspace by every call of that session and by no other. A call holds a
+// shared lock on the session while it runs; gc and rm take it exclusively,
+// so they never remove a session in use.
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// StateDir is where jail keeps sessions: $JAIL_STATE_DIR, else
+// /var/lib/jail for root and ~/.local/state/jail for others.
+func StateDir(getenv func(string) string, euid int) (string, error) {
+	if d := getenv("JAIL_STATE_DIR"); d != "" {
+		if !filepath.IsAbs(d) {
+			return "", fmt.Errorf("JAIL_STATE_DIR %q: want an absolute path", d)
+		}
+		return filepath.Clean(d), nil
+	}
+	if euid == 0 {
+		return "/var/lib/jail", nil
+	}
+	home := getenv("HOME")
+	if !filepath.IsAbs(home) {
+		return "", errors.New("HOME is not an absolute path: set JAIL_STATE_DIR")
+	}
+	return filepath.Join(home, ".local/state/jail"), nil
+}
+
+// Check wants a session id of letters, digits, '-', '_' and '.', at most
+// 128, and not "." or "..": it names a directory.
+func Check(id string) error {
+	if id == "" || len(id) > 128 || id == "." || id == ".." ||
+		strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
+		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '-', '_' or '.', not . or ..", id)
+	}
+	return nil
+}
+
+// Session is one session's directory.
+type Session struct {
+	ID, Dir string
+}
+
+// Workspace is the directory mounted at /workspace.
+func (s Session) Workspace() string { return filepath.Join(s.Dir, "workspace") }
+
+func (s Session) lockPath() string { return filepath.Join(s.Dir, "lock") }
+
+// Open makes the session on first use, with its workspace owned by uid
+// and gid (the jail's host ids: the caller, or for root the unprivileged
+// ids the jail runs as), and takes a shared lock, returned as an open file
+// that must stay open (and be inherited by the runner) while the call
+// runs. Each use marks the session used now.
+func Open(state, id string, uid, gid int) (Session, *os.File, error) {
+	if err := Check(id); err != nil {
+		return Session{}, nil, err
+	}
+	s := Session{ID: id, Dir: filepath.Join(state, "sessions", id)}
+	if err := privateDir(filepath.Join(state, "sessions")); err != nil {
+		return s, nil, err
+	}
+	if err := os.Mkdir(s.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return s, nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if err := ownedDir(s.Dir, os.Geteuid()); err != nil {
+		return s, nil, err
+	}
+	ws := s.Workspace()
+	if err := os.Mkdir(ws, 0o700); err == nil {
+		if err := os.Chown(ws, uid, gid); err != nil {
+			return s, nil, fmt.Errorf("session %s: %w", id, err)
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return s, nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(ws, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
+		return s, nil, fmt.Errorf("session %s: %s is not a directory of uid %d", id, ws, uid)
+	}
+	lock, err := os.OpenFile(s.lockPath(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return s, nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
+		lock.Close()
+		return s, nil, fmt.Errorf("session %s: lock: %w", id, err)
+	}
+	now := time.Now()
+	os.Chtimes(s.lockPath(), now, now)
+	return s, lock, nil
+}
+
+// privateDir makes dir (and its parents) 0700 when missing, and checks it
+// is the caller's and no one else's.
+func privateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	return ownedDir(dir, os.Geteuid())
+}
+
+func ownedDir(dir string, uid int) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid || st.Mode&0o077 != 0 {
+		return fmt.Errorf("sessions: %s must be a directory of uid %d, mode 0700", dir, uid)
+	}
+	return nil
+}
+
+// Info is a session as list shows it.
+type Info struct {
+	ID       string
+	Size     int64 // bytes in its workspace
+	LastUsed time.Time
+	InUse    bool
+}
+
+// List reads every session under state.
+func List(state string) ([]Info, error) {
+	dir := filepath.Join(state, "sessions")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Info
+	for _, e := range ents {
+		if !e.IsDir() || Check(e.Name()) != nil {
+			continue
+		}
+		s := Session{ID: e.Name(), Dir: filepath.Join(dir, e.Name())}
+		in := Info{ID: s.ID}
+		if fi, err := os.Stat(s.lockPath()); err == nil {
+			in.LastUsed = fi.ModTime()
+		} else if fi, err := e.Info(); err == nil {
+			in.LastUsed = fi.ModTime()
+		}
+		filepath.WalkDir(s.Workspace(), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && d.Type().IsRegular() {
+				if fi, err := d.Info(); err == nil {
+					in.Size += fi.Size()
+				}
+			}
+			return nil
+		})
+		in.InUse = inUse(s)
+		out = append(out, in)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}
+
+func inUse(s Session) bool {
+	f, err := os.Open(s.lockPath())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return true
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	return false
+}
+
+// ErrInUse: a call of the session is running.
+var ErrInUse = errors.New("in use")
+
+// Remove deletes a session, unless a call of it is running: it holds the
+// lock exclusively while it removes, so no call starts meanwhile.
+func Remove(state, id string) error {
+	if err := Check(id); err != nil {
+		return err
+	}
+	s := Session{ID: id, Dir: filepath.Join(state, "sessions", id)}
+	f, err := os.OpenFile(s.lockPath(), os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(s.Dir); err != nil {
+			return fmt.Errorf("session %s: %w", id, fs.ErrNotExist)
+		}
+	} else if err != nil {
+		return err
+	} else {
+		defer f.Close()
+		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+			return fmt.Errorf("session %s: %w", id, ErrInUse)
+		}
+	}
+	// Files the jail made may be read-only directories: open them up
+	// first, never following a link out of the session.
+	filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(s.Dir)
+}
+
+// GC removes the sessions not used for longer than age and not in use,
+// and returns their ids.
+func GC(state string, age time.Duration) ([]string, error) {
+	list, err := List(state)
+	if err != nil {
+		return nil, err
+	}
+	var gone []string
+	for _, in := range list {
+		if in.InUse || time.Since(in.LastUsed) < age {
+			continue
+		}
+		if err := Remove(state, in.ID); err == nil {
+			gone = append(gone, in.ID)
+		}
+	}
+	return gone, nil
+}
