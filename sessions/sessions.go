@@ -42,7 +42,7 @@ func StateDir(getenv func(string) string, euid int) (string, error) {
 func Check(id string) error {
 	if id == "" || len(id) > 128 || id == "." || id == ".." ||
 		strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
-		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '-', '_' or '.', not . or ..", id)
+		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '-', '_' or '.' (and not \".\" or \"..\")", id)
 	}
 	return nil
 }
