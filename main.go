@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"golang.org/x/sys/unix"
 	"io"
+	"jail/audit"
 	"jail/proxy"
 	"jail/sessions"
 	"os"
@@ -139,6 +140,7 @@ func overrideFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Value: "default", Usage: "profile `NAME` or path to a .toml file (jail profiles lists them)"},
 		&cli.StringFlag{Name: "workspace", Usage: "bind host `DIR` read-write at /workspace"},
+		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per run to `FILE`"},
 		&cli.StringFlag{Name: "session", Usage: "use session `ID`'s workspace (kept across calls; made on first use)"},
 		&cli.StringSliceFlag{Name: "bind", Usage: "bind host `SRC[:DST]` read-write (repeatable)"},
 		&cli.StringSliceFlag{Name: "ro-bind", Usage: "bind host `SRC[:DST]` read-only (repeatable)"},
@@ -213,6 +215,7 @@ func newApp(started time.Time, command []string) *cli.App {
 			},
 			seccompCommand(),
 			sessionsCommand(),
+			auditCommand(),
 			{
 				Name:      "sh",
 				Usage:     "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
@@ -282,6 +285,7 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 		Network:      c.String("network"),
 		Allow:        c.StringSlice("allow"),
 		PinHosts:     c.StringSlice("pin-host"),
+		AuditLog:     c.String("audit-log"),
 		Seccomp:      c.String("seccomp"),
 		SeccompAudit: c.Bool("seccomp-audit"),
 		Cwd0:         cwd,
@@ -307,6 +311,7 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 	var cfg jail.Config
 	if err == nil {
 		cfg, err = p.Config(command, os.Environ())
+		cfg.Session = c.String("session")
 	}
 	var plan *jail.Plan
 	if err == nil {
@@ -314,6 +319,7 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 		plan, err = jail.NewPlan(cfg, jail.PlanOptions{
 			Protected:    []string{plancache.Protected()},
 			SeccompCache: filepath.Join(plancache.Protected(), "seccomp"),
+			Version:      version,
 		})
 	}
 	if err == nil {
@@ -661,6 +667,50 @@ func sessionsCommand() *cli.Command {
 						fmt.Fprintln(c.App.Writer, "removed", id)
 					}
 					return err
+				},
+			},
+		},
+	}
+}
+
+// auditCommand is `jail audit tail|summary`: reading an audit log.
+func auditCommand() *cli.Command {
+	file := &cli.StringFlag{Name: "log", Aliases: []string{"f"}, Required: true, Usage: "the audit log `FILE`"}
+	return &cli.Command{
+		Name:  "audit",
+		Usage: "read an audit log (--audit-log): the last runs, or counts by verdict and the top denials",
+		Subcommands: []*cli.Command{
+			{
+				Name:      "tail",
+				Usage:     "print the last N records",
+				UsageText: "jail audit tail -f FILE [-n 10]",
+				Flags:     []cli.Flag{file, &cli.IntFlag{Name: "n", Value: 10, Usage: "`N` records"}},
+				Action: func(c *cli.Context) error {
+					recs, err := audit.Read(c.String("log"), time.Time{})
+					if err != nil {
+						return err
+					}
+					if n := c.Int("n"); len(recs) > n {
+						recs = recs[len(recs)-n:]
+					}
+					for _, r := range recs {
+						fmt.Fprintln(c.App.Writer, r.Line())
+					}
+					return nil
+				},
+			},
+			{
+				Name:      "summary",
+				Usage:     "counts by verdict and the top denied syscalls and hosts",
+				UsageText: "jail audit summary -f FILE [--since 1h]",
+				Flags:     []cli.Flag{file, &cli.DurationFlag{Name: "since", Value: 24 * time.Hour, Usage: "`AGE` of the oldest record counted"}},
+				Action: func(c *cli.Context) error {
+					recs, err := audit.Read(c.String("log"), time.Now().Add(-c.Duration("since")))
+					if err != nil {
+						return err
+					}
+					audit.Summarize(recs).Print(c.App.Writer)
+					return nil
 				},
 			},
 		},

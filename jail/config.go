@@ -43,7 +43,11 @@ type Config struct {
 
 	TimeLimit time.Duration // 0: none
 	Limits    Limits
-	Network   Network
+	// AuditLog is a file every run appends one JSON line to ("" none).
+	AuditLog string
+	// Session names the run's session, for the audit log.
+	Session string
+	Network Network
 
 	// Seccomp is the syscall filter the command runs under: the profile's
 	// resolved policy, its extends merged, groups not yet expanded (the

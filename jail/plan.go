@@ -42,6 +42,8 @@ type PlanOptions struct {
 	Protected []string
 	// SeccompCache is where compiled filters are kept ("" for nowhere).
 	SeccompCache string
+	// Version is jail's, for the audit log.
+	Version string
 }
 
 // NewPlan resolves cfg against the host (mount sources, who the caller
@@ -115,6 +117,9 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 		return nil, err
 	}
 	w.Str(netConfig)
+	w.Str(cfg.AuditLog)
+	w.Str(cfg.Session)
+	w.Str(opts.Version)
 	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
 		return nil, err
 	}

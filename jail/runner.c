@@ -15,6 +15,7 @@
 #include <linux/sched.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/resource.h>
@@ -83,6 +84,9 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 	p->limits_json = wire_str(&w);
 	p->net_mode = wire_str(&w);
 	p->net_config = wire_str(&w);
+	p->audit_path = wire_str(&w);
+	p->session = wire_str(&w);
+	p->version = wire_str(&w);
 	p->sc_flags = wire_u32(&w);
 	p->sc_name = wire_str(&w);
 	p->sc_bpf = wire_bytes(&w, &p->sc_len);
@@ -234,6 +238,8 @@ struct outcome {
 	int pids_killed;               /* jail ended the run: the process limit was hit */
 	struct cg_usage cg;            /* what the run's cgroup saw */
 	int have_cg;
+	int audit_fd;                  /* the audit log, open for appending (0: none; never stdin) */
+	char **argv;                   /* the command, for the audit log */
 	struct cg_run *cgr;            /* the run's cgroup, removed when jail ends */
 	struct proxy *proxy;           /* the allowlist proxy, and its report */
 	uint64_t out_dropped[2];       /* bytes of stdout, stderr past --max-output */
@@ -314,15 +320,15 @@ static void write_out(int fd, int sock, const char *buf, size_t n)
 	}
 }
 
-static void write_status(int fd, const struct run_plan *p, const struct outcome *o, int code, int sig, const char *err)
+/* status_record is the --status-json record, as status.go's Status: one
+ * line, malloc'd (NULL when memory ran out). */
+static char *status_record(const struct run_plan *p, const struct outcome *o, int code, int sig, const char *err)
 {
-	/* Made in memory, then written without blocking on a caller's end
-	 * (fd:N may be a terminal or a pipe). */
 	char *mem = NULL;
 	size_t memlen = 0;
 	FILE *f = open_memstream(&mem, &memlen);
 	if (!f)
-		return;
+		return NULL;
 	fprintf(f, "{\"version\":1,\"exit_code\":%d,\"signal\":%d,", code, sig);
 	const char *abbrev = sig ? sigabbrev_np(sig) : NULL;
 	if (abbrev)
@@ -390,13 +396,64 @@ static void write_status(int fd, const struct run_plan *p, const struct outcome 
 		json_str(f, err);
 	}
 	fputs("}\n", f);
-	if (fclose(f) == 0 && mem) {
-		struct stat st;
-		int sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-		write_out(fd, sock, mem, memlen);
+	if (fclose(f) != 0) {
+		free(mem);
+		return NULL;
 	}
-	free(mem);
+	return mem;
+}
+
+/* write_status writes the record without blocking on a caller's end
+ * (fd:N may be a terminal or a pipe). */
+static void write_status(int fd, const char *rec)
+{
+	struct stat st;
+	int sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
+	if (rec)
+		write_out(fd, sock, rec, strlen(rec));
 	close(fd);
+}
+
+/* audit_line is the audit log's record of the run: who ran what, where,
+ * when, and the status record's fields. */
+static char *audit_line(const struct run_plan *p, const struct outcome *o, const char *rec)
+{
+	char *mem = NULL;
+	size_t memlen = 0;
+	FILE *f = open_memstream(&mem, &memlen);
+	if (!f || !rec)
+		return NULL;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	struct tm tm;
+	gmtime_r(&now.tv_sec, &tm);
+	char when[64], cwd[4096];
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+	unsigned char id[8] = {0};
+	if (getrandom(id, sizeof id, 0) != sizeof id)
+		memset(id, 0, sizeof id);
+	fprintf(f, "{\"time\":\"%s.%03ldZ\",\"run_id\":\"", when, now.tv_nsec / 1000000);
+	for (size_t i = 0; i < sizeof id; i++)
+		fprintf(f, "%02x", id[i]);
+	fputs("\",\"session\":", f);
+	json_str(f, p->session);
+	fputs(",\"argv\":[", f);
+	for (char **a = o->argv; a && *a; a++) {
+		if (a != o->argv)
+			fputc(',', f);
+		json_str(f, *a);
+	}
+	fputs("],\"cwd\":", f);
+	json_str(f, getcwd(cwd, sizeof cwd) ? cwd : "");
+	fprintf(f, ",\"caller_uid\":%u,\"jail_version\":", (unsigned)getuid());
+	json_str(f, p->version);
+	fputc(',', f);
+	fputs(rec + 1, f); /* the status record's fields, after its "{" */
+	if (fclose(f) != 0) {
+		free(mem);
+		return NULL;
+	}
+	return mem;
 }
 
 /* open_status opens where the record goes: fd:N (a copy above 2, so the
@@ -572,8 +629,26 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 		line = NULL;
 	if (o->cgr)
 		cg_remove(o->cgr);
+	char *rec = status_record(p, o, code, sig, err);
+	if (o->audit_fd > 0) {
+		/* One write on an O_APPEND file: concurrent jails' lines never
+		 * interleave. A record that cannot be written fails the run
+		 * (125), loudly, rather than go missing. */
+		char *al = audit_line(p, o, rec);
+		size_t n = al ? strlen(al) : 0;
+		ssize_t w = al ? write(o->audit_fd, al, n) : -1;
+		if (w != (ssize_t)n) {
+			char msg[256];
+			snprintf(msg, sizeof msg, "audit log: the run's record could not be written (%s)",
+				 w < 0 ? strerror(errno) : "short write");
+			say(msg);
+			code = 125;
+		}
+		free(al);
+	}
 	if (status_fd >= 0)
-		write_status(status_fd, p, o, code, sig, err);
+		write_status(status_fd, rec);
+	free(rec);
 	if (line)
 		say(line);
 	_exit(code);
@@ -935,6 +1010,27 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		/* Nowhere to write the record: say so and stop. */
 		dprintf(2, "jail: %s\n", e.msg);
 		_exit(125);
+	}
+	o.argv = argv;
+	if (p->audit_path[0]) {
+		/* Before anything runs: a log that cannot be written stops the
+		 * run. Never through a symlink, only a regular file. */
+		int fd = open(p->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		struct stat st;
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -1;
+			errno = EINVAL;
+		}
+		if (fd < 0) {
+			dprintf(2, "jail: audit log %s: %s (a regular file jail can append to)\n", p->audit_path, strerror(errno));
+			_exit(125);
+		}
+		if (fd == 0) { /* never 0: fds 0-2 are open by now */
+			close(fd);
+			_exit(125);
+		}
+		o.audit_fd = fd;
 	}
 	/* The signals jail passes on to the command, and SIGPIPE, so a dead
 	 * init stage is an EPIPE rather than jail's death. */

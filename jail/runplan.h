@@ -48,7 +48,10 @@ struct run_plan {
 	uint64_t max_output;     /* bytes each of stdout and stderr may pass; 0: no cap, no relay */
 	const char *limits_json; /* the status record's "limits", as planned */
 	const char *net_mode;    /* none, allowlist or host */
-	const char *net_config;  /* allowlist: the proxy's configuration (JSON), its argv[1] */
+	const char *net_config;  /* allowlist: the proxy's configuration (JSON) */
+	const char *audit_path;  /* the audit log to append the run's record to; "" none */
+	const char *session;     /* the session, for the audit log */
+	const char *version;     /* jail's version, for the audit log */
 	uint32_t sc_flags;       /* seccomp/sc.h's SC_* */
 	const char *sc_name;     /* the policy's name, for the record */
 	const char *sc_bpf;      /* the compiled filter the command gets */

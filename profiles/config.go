@@ -54,6 +54,7 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 		TimeLimit:  p.Limits.Time,
 		Limits:     p.Limits.cgroupLimits(),
 		Network:    p.Network.config(),
+		AuditLog:   p.AuditLog,
 
 		Seccomp:      clonePolicy(policy),
 		SeccompAudit: p.Seccomp.Audit,

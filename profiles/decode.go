@@ -219,6 +219,10 @@ func (d *decoder) top(m map[string]any) {
 			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkHostname(s)) {
 				p.Hostname, set[k] = s, true
 			}
+		case "audit_log":
+			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkAuditLog(s)) {
+				p.AuditLog, set[k] = s, true
+			}
 		case "cwd":
 			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkJailPath(s, true)) {
 				p.Cwd, set[k] = s, true

@@ -28,6 +28,9 @@ func (p *Profile) Encode() ([]byte, error) {
 
 	str("description", p.Description)
 	str("hostname", p.Hostname)
+	if p.AuditLog != "" {
+		str("audit_log", p.AuditLog)
+	}
 	str("cwd", p.Cwd)
 	kv("new_session", strconv.FormatBool(p.NewSession))
 

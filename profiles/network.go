@@ -243,3 +243,11 @@ func (n *Network) config() jail.Network {
 	}
 	return c
 }
+
+// checkAuditLog wants an absolute host path, or nothing.
+func checkAuditLog(s string) error {
+	if s != "" && (!strings.HasPrefix(s, "/") || strings.ContainsAny(s, "\n\x00")) {
+		return errors.New("want an absolute path")
+	}
+	return nil
+}

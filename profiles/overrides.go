@@ -33,6 +33,7 @@ type Overrides struct {
 	// LimitsMode is --limits-mode enforce|best-effort.
 	LimitsMode string
 	Network    string   // --network none|allowlist|host
+	AuditLog   string   // --audit-log PATH
 	Allow      []string // --allow HOST[:PORT], implies allowlist
 	PinHosts   []string // --pin-host NAME=ADDR, implies allowlist
 	// Seccomp is --seccomp NAME: a named policy, looked up as the profile's
@@ -98,6 +99,11 @@ func (p *Profile) Apply(o Overrides) error {
 	}
 	a.limits(o)
 	a.network(o)
+	if o.AuditLog != "" {
+		if p, err := a.hostPath(o.AuditLog); a.check("--audit-log", o.AuditLog, errors.Join(err, checkAuditLog(p))) {
+			a.p.AuditLog = p
+		}
+	}
 	if o.Seccomp != "" {
 		a.seccomp(o.Seccomp)
 	}

@@ -32,8 +32,10 @@ type Profile struct {
 	Files       map[string]fs.FileInfo `toml:"-"`
 	Description string                 `toml:"description"`
 	Hostname    string                 `toml:"hostname"`
-	Cwd         string                 `toml:"cwd"`         // the command's working directory in the jail
-	NewSession  bool                   `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
+	// AuditLog is a file every run appends one JSON line to ("" none).
+	AuditLog   string `toml:"audit_log"`
+	Cwd        string `toml:"cwd"`         // the command's working directory in the jail
+	NewSession bool   `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
 
 	User    User    `toml:"user"`
 	Env     Env     `toml:"env"`
@@ -177,7 +179,7 @@ var mountTypeNames = []string{"bind", "ro-bind", "tmpfs", "proc", "dev", "symlin
 
 // The keys each table may hold, for unknown-key errors and suggestions.
 var (
-	topKeys     = []string{"description", "extends", "hostname", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount"}
+	topKeys     = []string{"description", "extends", "hostname", "audit_log", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount"}
 	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode", "allow", "hosts"}

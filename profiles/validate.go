@@ -199,6 +199,7 @@ func (p *Profile) check() error {
 	}
 	p.Limits.check(add)
 	p.Network.check(add)
+	add("audit_log", checkAuditLog(p.AuditLog))
 	errs = append(errs, p.Seccomp.check()...)
 	dsts := map[string]bool{}
 	for i, m := range p.Mounts {

@@ -1,0 +1,143 @@
+// Package audit reads the audit log jail appends one JSON line per run to
+// (--audit-log; the runner writes it): the last runs, and a summary.
+package audit
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Record is one run's line; only the fields the summary reads are named.
+type Record struct {
+	Time     time.Time `json:"time"`
+	RunID    string    `json:"run_id"`
+	Session  string    `json:"session"`
+	Profile  string    `json:"profile"`
+	Argv     []string  `json:"argv"`
+	ExitCode int       `json:"exit_code"`
+	TimedOut bool      `json:"timed_out"`
+	OOM      bool      `json:"oom_killed"`
+	Pids     bool      `json:"pids_limit_hit"`
+	CPUTime  bool      `json:"cpu_time_exceeded"`
+	FileSize bool      `json:"file_too_large"`
+	Output   bool      `json:"output_truncated"`
+	Error    string    `json:"error"`
+	Denied   []struct {
+		Syscall string `json:"syscall"`
+		Count   int    `json:"count"`
+	} `json:"denied"`
+	NetDenied []struct {
+		Host  string `json:"host"`
+		Port  int    `json:"port"`
+		Count int    `json:"count"`
+	} `json:"network_denied"`
+	raw string
+}
+
+// Line is the record as it was logged.
+func (r Record) Line() string { return r.raw }
+
+// Read reads the records at or after since; a line that is not JSON is an
+// error naming its line number.
+func Read(path string, since time.Time) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		if r.Time.Before(since) {
+			continue
+		}
+		r.raw = sc.Text()
+		out = append(out, r)
+	}
+	return out, sc.Err()
+}
+
+// Summary counts runs by verdict and the most denied syscalls and hosts.
+type Summary struct {
+	Runs     int
+	Verdicts map[string]int
+	Syscalls map[string]int
+	Hosts    map[string]int
+}
+
+// Summarize counts recs.
+func Summarize(recs []Record) Summary {
+	s := Summary{Runs: len(recs), Verdicts: map[string]int{}, Syscalls: map[string]int{}, Hosts: map[string]int{}}
+	for _, r := range recs {
+		v := "ok"
+		switch {
+		case r.ExitCode == 125:
+			v = "jail_error"
+		case r.TimedOut:
+			v = "timed_out"
+		case r.OOM:
+			v = "oom_killed"
+		case r.Pids:
+			v = "pids_limit_hit"
+		case r.CPUTime:
+			v = "cpu_time_exceeded"
+		case r.FileSize:
+			v = "file_too_large"
+		case r.ExitCode != 0:
+			v = "nonzero_exit"
+		}
+		s.Verdicts[v]++
+		if r.Output {
+			s.Verdicts["output_truncated"]++
+		}
+		for _, d := range r.Denied {
+			s.Syscalls[d.Syscall] += d.Count
+		}
+		for _, d := range r.NetDenied {
+			s.Hosts[fmt.Sprintf("%s:%d", d.Host, d.Port)] += d.Count
+		}
+	}
+	return s
+}
+
+// Print writes the summary, most frequent first.
+func (s Summary) Print(w io.Writer) {
+	fmt.Fprintf(w, "runs: %d\n", s.Runs)
+	for _, part := range []struct {
+		title string
+		m     map[string]int
+	}{{"verdicts", s.Verdicts}, {"denied syscalls", s.Syscalls}, {"denied hosts", s.Hosts}} {
+		fmt.Fprintf(w, "%s:\n", part.title)
+		for _, k := range top(part.m, 10) {
+			fmt.Fprintf(w, "  %-24s %d\n", k, part.m[k])
+		}
+	}
+}
+
+func top(m map[string]int, n int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return strings.Compare(keys[i], keys[j]) < 0
+	})
+	if len(keys) > n {
+		keys = keys[:n]
+	}
+	return keys
+}
