@@ -20,6 +20,7 @@ import (
 	"io"
 	"jail/audit"
 	"jail/proxy"
+	"jail/secrets"
 	"jail/sessions"
 	"os"
 	"path/filepath"
@@ -141,6 +142,7 @@ func overrideFlags() []cli.Flag {
 		&cli.StringFlag{Name: "profile", Aliases: []string{"p"}, Value: "default", Usage: "profile `NAME` or path to a .toml file (jail profiles lists them)"},
 		&cli.StringFlag{Name: "workspace", Usage: "bind host `DIR` read-write at /workspace"},
 		&cli.StringFlag{Name: "audit-log", Usage: "append one JSON line per run to `FILE`"},
+		&cli.StringFlag{Name: "secrets", Usage: "put the keys of `FILE` (TOML or KEY=value lines, mode 0600, yours) into the command's environment"},
 		&cli.StringFlag{Name: "session", Usage: "use session `ID`'s workspace (kept across calls; made on first use)"},
 		&cli.StringSliceFlag{Name: "bind", Usage: "bind host `SRC[:DST]` read-write (repeatable)"},
 		&cli.StringSliceFlag{Name: "ro-bind", Usage: "bind host `SRC[:DST]` read-only (repeatable)"},
@@ -286,6 +288,7 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 		Allow:        c.StringSlice("allow"),
 		PinHosts:     c.StringSlice("pin-host"),
 		AuditLog:     c.String("audit-log"),
+		Secrets:      c.String("secrets"),
 		Seccomp:      c.String("seccomp"),
 		SeccompAudit: c.Bool("seccomp-audit"),
 		Cwd0:         cwd,
@@ -313,6 +316,17 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 		cfg, err = p.Config(command, os.Environ())
 		cfg.Session = c.String("session")
 	}
+	if err == nil && p.Secrets.File != "" {
+		// Into the command's environment and nowhere else: never the
+		// host's variables, never a cached plan on disk.
+		var kv map[string]string
+		if kv, err = secrets.Read(p.Secrets.File); err == nil {
+			for _, k := range secrets.Keys(kv) {
+				cfg.Env = append(cfg.Env, k+"="+kv[k])
+			}
+			cfg.SecretKeys = secrets.Keys(kv)
+		}
+	}
 	var plan *jail.Plan
 	if err == nil {
 		cfg.ProfileHash = p.Hash()
@@ -327,7 +341,7 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 		// without starting Go; a cache that cannot be written only
 		// costs speed.
 		args, _ := splitCommand(os.Args)
-		if key, ok, kerr := plancache.Key(args, os.Environ()); ok && kerr == nil {
+		if key, ok, kerr := plancache.Key(args, os.Environ()); ok && kerr == nil && len(cfg.SecretKeys) == 0 {
 			plancache.Store(cacheDir, key, deps(p, plan), plan.Data)
 		}
 		err = plan.Exec(os.Args, statusTo, started) // returns only if it fails
@@ -407,6 +421,17 @@ func showProfile(c *cli.Context) error {
 	out, err := p.Encode()
 	if err != nil {
 		return err
+	}
+	if p.Secrets.File != "" {
+		// The keys the file gives, never their values.
+		kv, err := secrets.Read(p.Secrets.File)
+		if err != nil {
+			return err
+		}
+		out = append(out, "\n# secrets the command gets from "+p.Secrets.File+":\n"...)
+		for _, k := range secrets.Keys(kv) {
+			out = append(out, "#   "+k+" = \"***\"\n"...)
+		}
 	}
 	_, err = c.App.Writer.Write(out)
 	return err

@@ -47,7 +47,10 @@ type Config struct {
 	AuditLog string
 	// Session names the run's session, for the audit log.
 	Session string
-	Network Network
+	// SecretKeys are the variables of Env that came from a secrets file:
+	// the record and the audit log name them, with "***" for the value.
+	SecretKeys []string
+	Network    Network
 
 	// Seccomp is the syscall filter the command runs under: the profile's
 	// resolved policy, its extends merged, groups not yet expanded (the

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -120,6 +121,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.Str(cfg.AuditLog)
 	w.Str(cfg.Session)
 	w.Str(opts.Version)
+	w.Str(secretsJSON(cfg.SecretKeys))
 	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
 		return nil, err
 	}
@@ -191,4 +193,17 @@ func networkMode(n Network) string {
 		return "none"
 	}
 	return n.Mode
+}
+
+// secretsJSON is the record's "secrets": each key with "***".
+func secretsJSON(keys []string) string {
+	if len(keys) == 0 {
+		return ""
+	}
+	m := map[string]string{}
+	for _, k := range keys {
+		m[k] = "***"
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }

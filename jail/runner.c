@@ -87,6 +87,7 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 	p->audit_path = wire_str(&w);
 	p->session = wire_str(&w);
 	p->version = wire_str(&w);
+	p->secrets = wire_str(&w);
 	p->sc_flags = wire_u32(&w);
 	p->sc_name = wire_str(&w);
 	p->sc_bpf = wire_bytes(&w, &p->sc_len);
@@ -367,6 +368,8 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 		fprintf(f, "\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu,\"undelivered\":%llu},",
 			(unsigned long long)o->out_dropped[0], (unsigned long long)o->out_dropped[1],
 			(unsigned long long)o->out_lost);
+	if (p->secrets[0])
+		fprintf(f, "\"secrets\":%s,", p->secrets);
 	fprintf(f, "\"limits\":%s,\"network\":", p->limits_json[0] ? p->limits_json : "{}");
 	json_str(f, p->net_mode[0] ? p->net_mode : "none");
 	fputc(',', f);

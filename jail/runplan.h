@@ -52,6 +52,7 @@ struct run_plan {
 	const char *audit_path;  /* the audit log to append the run's record to; "" none */
 	const char *session;     /* the session, for the audit log */
 	const char *version;     /* jail's version, for the audit log */
+	const char *secrets;     /* the record's "secrets" (keys, values "***"); "" none */
 	uint32_t sc_flags;       /* seccomp/sc.h's SC_* */
 	const char *sc_name;     /* the policy's name, for the record */
 	const char *sc_bpf;      /* the compiled filter the command gets */

@@ -9,7 +9,7 @@ var (
 	runFlags = []string{
 		"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
 		"cwd", "hostname", "time-limit", "status-json", "seccomp",
-		"memory", "pids", "cpu", "max-output", "limits-mode", "network", "allow", "pin-host", "session", "audit-log",
+		"memory", "pids", "cpu", "max-output", "limits-mode", "network", "allow", "pin-host", "session", "audit-log", "secrets",
 	}
 	boolFlags = []string{"seccomp-audit"}
 )

@@ -219,6 +219,19 @@ func (d *decoder) top(m map[string]any) {
 			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkHostname(s)) {
 				p.Hostname, set[k] = s, true
 			}
+		case "secrets":
+			if t, ok := d.table(key, v); ok {
+				for _, sk := range sortedKeys(t) {
+					skey := joinKey("secrets", sk)
+					if sk != "file" {
+						d.unknown(skey, sk, []string{"file"})
+						continue
+					}
+					if s, ok := d.str(skey, t[sk]); ok && d.checkValue(skey, s, checkAuditLog(s)) {
+						p.Secrets.File, set[skey] = s, true
+					}
+				}
+			}
 		case "audit_log":
 			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkAuditLog(s)) {
 				p.AuditLog, set[k] = s, true

@@ -31,6 +31,9 @@ func (p *Profile) Encode() ([]byte, error) {
 	if p.AuditLog != "" {
 		str("audit_log", p.AuditLog)
 	}
+	if p.Secrets.File != "" {
+		fmt.Fprintf(&b, "secrets = { file = %s }\n", quoteString(p.Secrets.File))
+	}
 	str("cwd", p.Cwd)
 	kv("new_session", strconv.FormatBool(p.NewSession))
 

@@ -26,6 +26,9 @@ func (p *Profile) overlay(l *layer) {
 	if set["hostname"] {
 		p.Hostname = c.Hostname
 	}
+	if set["secrets.file"] {
+		p.Secrets.File = c.Secrets.File
+	}
 	if set["audit_log"] {
 		p.AuditLog = c.AuditLog
 	}

@@ -34,6 +34,7 @@ type Overrides struct {
 	LimitsMode string
 	Network    string   // --network none|allowlist|host
 	AuditLog   string   // --audit-log PATH
+	Secrets    string   // --secrets FILE
 	Allow      []string // --allow HOST[:PORT], implies allowlist
 	PinHosts   []string // --pin-host NAME=ADDR, implies allowlist
 	// Seccomp is --seccomp NAME: a named policy, looked up as the profile's
@@ -99,6 +100,11 @@ func (p *Profile) Apply(o Overrides) error {
 	}
 	a.limits(o)
 	a.network(o)
+	if o.Secrets != "" {
+		if p, err := a.hostPath(o.Secrets); a.check("--secrets", o.Secrets, errors.Join(err, checkAuditLog(p))) {
+			a.p.Secrets.File = p
+		}
+	}
 	if o.AuditLog != "" {
 		if p, err := a.hostPath(o.AuditLog); a.check("--audit-log", o.AuditLog, errors.Join(err, checkAuditLog(p))) {
 			a.p.AuditLog = p

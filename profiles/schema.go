@@ -33,9 +33,12 @@ type Profile struct {
 	Description string                 `toml:"description"`
 	Hostname    string                 `toml:"hostname"`
 	// AuditLog is a file every run appends one JSON line to ("" none).
-	AuditLog   string `toml:"audit_log"`
-	Cwd        string `toml:"cwd"`         // the command's working directory in the jail
-	NewSession bool   `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
+	AuditLog string `toml:"audit_log"`
+	// Secrets names the file whose keys go into the command's
+	// environment (secrets.Read); "" none.
+	Secrets    Secrets `toml:"secrets"`
+	Cwd        string  `toml:"cwd"`         // the command's working directory in the jail
+	NewSession bool    `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
 
 	User    User    `toml:"user"`
 	Env     Env     `toml:"env"`
@@ -179,7 +182,7 @@ var mountTypeNames = []string{"bind", "ro-bind", "tmpfs", "proc", "dev", "symlin
 
 // The keys each table may hold, for unknown-key errors and suggestions.
 var (
-	topKeys     = []string{"description", "extends", "hostname", "audit_log", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount"}
+	topKeys     = []string{"description", "extends", "hostname", "audit_log", "secrets", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount"}
 	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode", "allow", "hosts"}
@@ -289,4 +292,9 @@ func cloneLimit[T any](v *T) *T {
 	}
 	n := *v
 	return &n
+}
+
+// Secrets is the [secrets] table.
+type Secrets struct {
+	File string `toml:"file"` // an absolute host path
 }
