@@ -2,8 +2,10 @@ package jail
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -91,43 +93,9 @@ func monotonic(t time.Time) uint64 {
 // for callers that go on afterwards (jail check). The command's stdio are
 // this process's; its outcome comes back as the status record.
 func Run(cfg Config, started time.Time) (*Result, error) {
-	r, w, err := os.Pipe()
+	st, err := RunStatus(context.Background(), cfg, PlanOptions{}, Stdio{Stdin: os.Stdin, Stdout: os.Stdout})
 	if err != nil {
 		return nil, err
-	}
-	defer r.Close()
-	plan, err := NewPlan(cfg, PlanOptions{})
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	fd, err := plan.memfd("fd:3", started)
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	runPlan := os.NewFile(uintptr(fd), "jail-plan")
-	defer runPlan.Close()
-	cmd := exec.Command("/proc/self/exe", append([]string{"--"}, cfg.Argv...)...)
-	cmd.Args[0] = "jail"
-	cmd.Stdin, cmd.Stdout = os.Stdin, os.Stdout
-	cmd.ExtraFiles = []*os.File{w, runPlan} // fds 3 and 4
-	cmd.Env = append(callerEnv(), stageRunEnv, runPlanFDEnv+"4")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err = cmd.Start()
-	w.Close()
-	if err != nil {
-		return nil, fmt.Errorf("start the runner: %w", err)
-	}
-	var st Status
-	decodeErr := json.NewDecoder(r).Decode(&st)
-	cmd.Wait()
-	if decodeErr != nil {
-		return nil, fmt.Errorf("the runner gave no status: %s", bytes.TrimSpace(stderr.Bytes()))
-	}
-	if st.ExitCode == 125 && st.Error != "" {
-		return nil, &SetupError{Msg: st.Error}
 	}
 	res := &Result{
 		ExitCode: st.ExitCode, Signal: st.Signal, TimedOut: st.TimedOut,
@@ -141,3 +109,69 @@ func Run(cfg Config, started time.Time) (*Result, error) {
 }
 
 func fromMS(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// Stdio are a run's standard streams; nil is /dev/null.
+type Stdio struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+}
+
+// RunStatus runs cfg.Argv in a fresh jail as a child of this process
+// (this binary, which links the runner, executed again), with the given
+// streams, and returns the whole status record. Cancelling ctx kills the
+// jail. A jail that could not be built is a *SetupError, with the record.
+func RunStatus(ctx context.Context, cfg Config, opts PlanOptions, stdio Stdio) (*Status, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	plan, err := NewPlan(cfg, opts)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	fd, err := plan.memfd("fd:3", time.Now())
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	runPlan := os.NewFile(uintptr(fd), "jail-plan")
+	defer runPlan.Close()
+	cmd := exec.CommandContext(ctx, "/proc/self/exe", append([]string{"--"}, cfg.Argv...)...)
+	cmd.Args[0] = "jail"
+	cmd.Stdin, cmd.Stdout = stdio.Stdin, stdio.Stdout
+	var jailErr bytes.Buffer
+	cmd.Stderr = &jailErr
+	if stdio.Stderr != nil {
+		cmd.Stderr = io.MultiWriter(stdio.Stderr, &jailErr)
+	}
+	cmd.ExtraFiles = []*os.File{w, runPlan} // fds 3 and 4
+	cmd.Env = append(callerEnv(), stageRunEnv, runPlanFDEnv+"4")
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start the runner: %w", err)
+	}
+	var st Status
+	decodeErr := json.NewDecoder(r).Decode(&st)
+	cmd.Wait()
+	if decodeErr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("the runner gave no status: %s", lastLine(jailErr.String()))
+	}
+	if st.ExitCode == 125 && st.Error != "" {
+		return &st, &SetupError{Msg: st.Error}
+	}
+	return &st, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
