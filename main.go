@@ -319,13 +319,7 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 	if err == nil && p.Secrets.File != "" {
 		// Into the command's environment and nowhere else: never the
 		// host's variables, never a cached plan on disk.
-		var kv map[string]string
-		if kv, err = secrets.Read(p.Secrets.File); err == nil {
-			for _, k := range secrets.Keys(kv) {
-				cfg.Env = append(cfg.Env, k+"="+kv[k])
-			}
-			cfg.SecretKeys = secrets.Keys(kv)
-		}
+		cfg.Env, cfg.SecretKeys, err = secrets.Env(p.Secrets.File, cfg.Env)
 	}
 	var plan *jail.Plan
 	if err == nil {
@@ -626,7 +620,9 @@ func shMain(args []string) {
 	} else if _, err := os.Stat("/bin/bash"); err == nil {
 		shell = "bash"
 	}
-	argv = append(append(argv, "--", shell), args...)
+	// "--" before the command: one starting with "-" is a command, not
+	// the shell's option.
+	argv = append(append(argv, "--", shell, "-c", "--"), args[1:]...)
 	err := syscall.Exec("/proc/self/exe", argv, os.Environ())
 	fmt.Fprintln(os.Stderr, "jail: sh:", err)
 	os.Exit(exitJail)
@@ -711,9 +707,12 @@ func auditCommand() *cli.Command {
 				UsageText: "jail audit tail -f FILE [-n 10]",
 				Flags:     []cli.Flag{file, &cli.IntFlag{Name: "n", Value: 10, Usage: "`N` records"}},
 				Action: func(c *cli.Context) error {
-					recs, err := audit.Read(c.String("log"), time.Time{})
+					recs, bad, err := audit.Read(c.String("log"), time.Time{})
 					if err != nil {
 						return err
+					}
+					if bad > 0 {
+						fmt.Fprintf(c.App.ErrWriter, "jail: %d lines of the log are not records (cut short?), skipped\n", bad)
 					}
 					if n := c.Int("n"); len(recs) > n {
 						recs = recs[len(recs)-n:]
@@ -730,9 +729,12 @@ func auditCommand() *cli.Command {
 				UsageText: "jail audit summary -f FILE [--since 1h]",
 				Flags:     []cli.Flag{file, &cli.DurationFlag{Name: "since", Value: 24 * time.Hour, Usage: "`AGE` of the oldest record counted"}},
 				Action: func(c *cli.Context) error {
-					recs, err := audit.Read(c.String("log"), time.Now().Add(-c.Duration("since")))
+					recs, bad, err := audit.Read(c.String("log"), time.Now().Add(-c.Duration("since")))
 					if err != nil {
 						return err
+					}
+					if bad > 0 {
+						fmt.Fprintf(c.App.Writer, "unreadable lines (cut short?): %d\n", bad)
 					}
 					audit.Summarize(recs).Print(c.App.Writer)
 					return nil

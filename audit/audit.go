@@ -43,21 +43,23 @@ type Record struct {
 // Line is the record as it was logged.
 func (r Record) Line() string { return r.raw }
 
-// Read reads the records at or after since; a line that is not JSON is an
-// error naming its line number.
-func Read(path string, since time.Time) ([]Record, error) {
+// Read reads the records at or after since, and counts the lines that are
+// not records (a record cut short by a full disk): they are skipped.
+func Read(path string, since time.Time) ([]Record, int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	var out []Record
+	bad := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for n := 1; sc.Scan(); n++ {
+	for sc.Scan() {
 		var r Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+			bad++
+			continue
 		}
 		if r.Time.Before(since) {
 			continue
@@ -65,7 +67,7 @@ func Read(path string, since time.Time) ([]Record, error) {
 		r.raw = sc.Text()
 		out = append(out, r)
 	}
-	return out, sc.Err()
+	return out, bad, sc.Err()
 }
 
 // Summary counts runs by verdict and the most denied syscalls and hosts.

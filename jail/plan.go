@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -58,6 +59,11 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	// No writable bind reaches cgroupfs either: an unprivileged caller's
 	// jail owns its own cgroup's limit files.
 	protected := append(slices.Clone(opts.Protected), cgroup.MountPoint)
+	if cfg.AuditLog != "" {
+		// Nor the audit log's directory: the jail could swap the log
+		// for a link, or forge its lines.
+		protected = append(protected, filepath.Dir(cfg.AuditLog))
+	}
 	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: protected})
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -141,10 +140,15 @@ func RunStatus(ctx context.Context, cfg Config, opts PlanOptions, stdio Stdio) (
 	cmd := exec.CommandContext(ctx, "/proc/self/exe", append([]string{"--"}, cfg.Argv...)...)
 	cmd.Args[0] = "jail"
 	cmd.Stdin, cmd.Stdout = stdio.Stdin, stdio.Stdout
-	var jailErr bytes.Buffer
-	cmd.Stderr = &jailErr
+	// Cancelled: SIGTERM, which the runner passes to the command, and
+	// the record is written; SIGKILL (the jail dies with the runner) if
+	// it is not over in 2 s. Streams the caller gave are let go of then.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 2 * time.Second
+	jailErr := &tailBuffer{max: 4096} // jail's own last line, not the command's whole stderr
+	cmd.Stderr = jailErr
 	if stdio.Stderr != nil {
-		cmd.Stderr = io.MultiWriter(stdio.Stderr, &jailErr)
+		cmd.Stderr = io.MultiWriter(stdio.Stderr, jailErr)
 	}
 	cmd.ExtraFiles = []*os.File{w, runPlan} // fds 3 and 4
 	cmd.Env = append(callerEnv(), stageRunEnv, runPlanFDEnv+"4")
@@ -156,10 +160,15 @@ func RunStatus(ctx context.Context, cfg Config, opts PlanOptions, stdio Stdio) (
 	var st Status
 	decodeErr := json.NewDecoder(r).Decode(&st)
 	cmd.Wait()
-	if decodeErr != nil {
-		if ctx.Err() != nil {
+	if ctx.Err() != nil {
+		// Cancelled: the record, when the runner wrote one, says how
+		// the jail ended.
+		if decodeErr != nil {
 			return nil, ctx.Err()
 		}
+		return &st, ctx.Err()
+	}
+	if decodeErr != nil {
 		return nil, fmt.Errorf("the runner gave no status: %s", lastLine(jailErr.String()))
 	}
 	if st.ExitCode == 125 && st.Error != "" {
@@ -167,6 +176,22 @@ func RunStatus(ctx context.Context, cfg Config, opts PlanOptions, stdio Stdio) (
 	}
 	return &st, nil
 }
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	buf []byte
+	max int
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(t.buf) }
 
 func lastLine(s string) string {
 	s = strings.TrimSpace(s)

@@ -262,11 +262,19 @@ static void json_str(FILE *f, const char *s)
 		else if (*c < 0x80)
 			fputc(*c, f);
 		else {
-			/* Only well-formed UTF-8 goes through as is. */
+			/* Only well-formed UTF-8 goes through as is: no overlong
+			 * forms, no surrogates, nothing past U+10FFFF. */
 			int n = (*c & 0xe0) == 0xc0 ? 1 : (*c & 0xf0) == 0xe0 ? 2 : (*c & 0xf8) == 0xf0 ? 3 : -1;
 			int ok = n > 0;
 			for (int i = 1; ok && i <= n; i++)
 				ok = (c[i] & 0xc0) == 0x80;
+			if (ok) {
+				uint32_t cp = n == 1 ? (c[0] & 0x1fu) : n == 2 ? (c[0] & 0x0fu) : (c[0] & 0x07u);
+				for (int i = 1; i <= n; i++)
+					cp = cp << 6 | (c[i] & 0x3fu);
+				uint32_t min = n == 1 ? 0x80 : n == 2 ? 0x800 : 0x10000;
+				ok = cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+			}
 			if (!ok) {
 				fputs("\\ufffd", f);
 				continue;
@@ -641,6 +649,10 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 		size_t n = al ? strlen(al) : 0;
 		ssize_t w = al ? write(o->audit_fd, al, n) : -1;
 		if (w != (ssize_t)n) {
+			/* A partial line ends here, so the next record starts
+			 * one of its own. */
+			if (w > 0 && write(o->audit_fd, "\n", 1) < 0)
+				w = -1;
 			char msg[256];
 			snprintf(msg, sizeof msg, "audit log: the run's record could not be written (%s)",
 				 w < 0 ? strerror(errno) : "short write");
@@ -1018,9 +1030,9 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	if (p->audit_path[0]) {
 		/* Before anything runs: a log that cannot be written stops the
 		 * run. Never through a symlink, only a regular file. */
-		int fd = open(p->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+		int fd = open(p->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 		struct stat st;
-		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
 			close(fd);
 			fd = -1;
 			errno = EINVAL;

@@ -257,6 +257,10 @@ func defaults() Profile {
 	}
 }
 
+// Clone returns a deep copy: for a program that loads a profile once and
+// applies each run's overrides to a copy of its own.
+func (p *Profile) Clone() *Profile { return p.clone() }
+
 // clone returns a deep copy, so Apply can fail without changing p and a
 // returned profile shares nothing with another.
 func (p *Profile) clone() *Profile {

@@ -10,9 +10,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime/debug"
 
 	"jail/jail"
+	"jail/plancache"
 	"jail/profiles"
+	"jail/secrets"
 )
 
 // Status is the run's status record, as --status-json writes it.
@@ -38,7 +42,9 @@ type Options struct {
 // Run runs argv in a fresh jail of the profile and waits for it; the
 // status record says how it ended (exit code, verdicts, usage). The error
 // is jail's own: a bad profile, or a jail that could not be built (then
-// the Status says why too). Cancelling ctx kills the jail.
+// the Status says why too). Cancelling ctx ends the jail (SIGTERM to the
+// command, SIGKILL 2 s later) and returns ctx's error, with the record
+// when there is one.
 func Run(ctx context.Context, profile Profile, argv []string, opts Options) (*Status, error) {
 	p := profile.Value
 	if p == nil {
@@ -54,6 +60,8 @@ func Run(ctx context.Context, profile Profile, argv []string, opts Options) (*St
 			return nil, err
 		}
 	}
+	// A copy: the caller's Value serves other runs, perhaps at once.
+	p = p.Clone()
 	if err := p.Apply(opts.Overrides); err != nil {
 		return nil, err
 	}
@@ -61,6 +69,20 @@ func Run(ctx context.Context, profile Profile, argv []string, opts Options) (*St
 	if err != nil {
 		return nil, err
 	}
+	if p.Secrets.File != "" {
+		if cfg.Env, cfg.SecretKeys, err = secrets.Env(p.Secrets.File, cfg.Env); err != nil {
+			return nil, err
+		}
+	}
 	cfg.ProfileHash = p.Hash()
-	return jail.RunStatus(ctx, cfg, jail.PlanOptions{}, jail.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
+	version := "sandbox"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = "sandbox " + bi.Main.Version
+	}
+	// As the CLI plans: no writable bind may reach jail's own state.
+	return jail.RunStatus(ctx, cfg, jail.PlanOptions{
+		Protected:    []string{plancache.Protected()},
+		SeccompCache: filepath.Join(plancache.Protected(), "seccomp"),
+		Version:      version,
+	}, jail.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
 }

@@ -38,9 +38,15 @@ func Read(path string) (map[string]string, error) {
 	case st.Mode&0o077 != 0:
 		return nil, fmt.Errorf("secrets file %s: mode %04o lets others read or change it; chmod 600 it", path, st.Mode&0o7777)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if st.Size > 1<<20 {
+		return nil, fmt.Errorf("secrets file %s: larger than 1 MiB", path)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, 1<<20+1))
 	if err != nil {
 		return nil, fmt.Errorf("secrets file %s: %w", path, err)
+	}
+	if len(data) > 1<<20 {
+		return nil, fmt.Errorf("secrets file %s: larger than 1 MiB", path)
 	}
 	kv, err := parse(data)
 	if err != nil {
@@ -62,22 +68,28 @@ func parse(data []byte) (map[string]string, error) {
 			kv[k] = s
 		}
 	} else {
+		// Errors name lines, never their text: it may be a secret.
 		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(make([]byte, 64<<10), 1<<20+1)
 		for n := 1; sc.Scan(); n++ {
 			line := strings.TrimSpace(sc.Text())
 			if line == "" || strings.HasPrefix(line, "#") {
 				continue
 			}
 			k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
-			if !ok {
+			k = strings.TrimSpace(k)
+			if !ok || !varName(k) {
 				return nil, fmt.Errorf("line %d: want KEY=value (or TOML)", n)
 			}
-			kv[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+			kv[k] = strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+		if err := sc.Err(); err != nil {
+			return nil, err
 		}
 	}
 	for k, v := range kv {
-		if k == "" || strings.ContainsAny(k, "= \t\n\x00") {
-			return nil, fmt.Errorf("%q is not a variable name", k)
+		if !varName(k) {
+			return nil, errors.New("a key is not a variable name (letters, digits, _)")
 		}
 		if strings.ContainsRune(v, 0) {
 			return nil, fmt.Errorf("%s: the value holds a NUL", k)
@@ -87,6 +99,29 @@ func parse(data []byte) (map[string]string, error) {
 		return nil, errors.New("no secrets in it")
 	}
 	return kv, nil
+}
+
+// varName: letters, digits and _, not starting with a digit.
+func varName(k string) bool {
+	if k == "" || k[0] >= '0' && k[0] <= '9' {
+		return false
+	}
+	return strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == ""
+}
+
+// Env reads path and adds its keys to env (after, so they win), returning
+// the new env and the keys.
+func Env(path string, env []string) ([]string, []string, error) {
+	kv, err := Read(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	keys := Keys(kv)
+	out := append([]string(nil), env...)
+	for _, k := range keys {
+		out = append(out, k+"="+kv[k])
+	}
+	return out, keys, nil
 }
 
 // Keys are the names, sorted.

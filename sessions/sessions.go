@@ -40,7 +40,7 @@ func StateDir(getenv func(string) string, euid int) (string, error) {
 // Check wants a session id of letters, digits, '-', '_' and '.', at most
 // 128, and not "." or "..": it names a directory.
 func Check(id string) error {
-	if id == "" || len(id) > 128 || id == "." || id == ".." ||
+	if id == "" || len(id) > 128 || id == "." || id == ".." || id[0] == '-' || id[0] == '.' ||
 		strings.Trim(id, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
 		return fmt.Errorf("session id %q: want 1 to 128 letters, digits, '-', '_' or '.' (and not \".\" or \"..\")", id)
 	}
@@ -67,6 +67,9 @@ func Open(state, id string, uid, gid int) (Session, *os.File, error) {
 		return Session{}, nil, err
 	}
 	s := Session{ID: id, Dir: filepath.Join(state, "sessions", id)}
+	if err := safeState(state); err != nil {
+		return s, nil, err
+	}
 	if err := privateDir(filepath.Join(state, "sessions")); err != nil {
 		return s, nil, err
 	}
@@ -88,17 +91,51 @@ func Open(state, id string, uid, gid int) (Session, *os.File, error) {
 	if err := unix.Lstat(ws, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
 		return s, nil, fmt.Errorf("session %s: %s is not a directory of uid %d", id, ws, uid)
 	}
-	lock, err := os.OpenFile(s.lockPath(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return s, nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_SH); err != nil {
-		lock.Close()
-		return s, nil, fmt.Errorf("session %s: lock: %w", id, err)
+	// The lock, and that it is still the session's once held: rm renames
+	// a session away under its exclusive lock before removing it.
+	var lock *os.File
+	for tries := 0; ; tries++ {
+		f, err := os.OpenFile(s.lockPath(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return s, nil, fmt.Errorf("session %s: %w", id, err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+			f.Close()
+			return s, nil, fmt.Errorf("session %s: lock: %w", id, err)
+		}
+		var held, now unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Lstat(s.lockPath(), &now) == nil && held.Ino == now.Ino && held.Nlink > 0 {
+			lock = f
+			break
+		}
+		f.Close()
+		if tries == 3 {
+			return s, nil, fmt.Errorf("session %s: removed while it opened; try again", id)
+		}
 	}
 	now := time.Now()
 	os.Chtimes(s.lockPath(), now, now)
 	return s, lock, nil
+}
+
+// safeState refuses a state directory reached through a symlink, or one
+// another user owns or may write: jail removes what is under it.
+func safeState(state string) error {
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(state)
+	if err != nil || real != filepath.Clean(state) {
+		return fmt.Errorf("sessions: %s must be reached without symlinks", state)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(state, &st); err != nil {
+		return fmt.Errorf("sessions: %w", err)
+	}
+	if int(st.Uid) != os.Geteuid() || st.Mode&0o022 != 0 {
+		return fmt.Errorf("sessions: %s must be uid %d's and writable by no one else", state, os.Geteuid())
+	}
+	return nil
 }
 
 // privateDir makes dir (and its parents) 0700 when missing, and checks it
@@ -132,6 +169,15 @@ type Info struct {
 // List reads every session under state.
 func List(state string) ([]Info, error) {
 	dir := filepath.Join(state, "sessions")
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err := safeState(state); err != nil {
+		return nil, err
+	}
+	if err := ownedDir(dir, os.Geteuid()); err != nil {
+		return nil, err
+	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -189,6 +235,15 @@ func Remove(state, id string) error {
 		return err
 	}
 	s := Session{ID: id, Dir: filepath.Join(state, "sessions", id)}
+	if err := safeState(state); err != nil {
+		return err
+	}
+	if err := ownedDir(filepath.Join(state, "sessions"), os.Geteuid()); err != nil {
+		return err
+	}
+	if err := ownedDir(s.Dir, os.Geteuid()); err != nil {
+		return err
+	}
 	f, err := os.OpenFile(s.lockPath(), os.O_RDWR|unix.O_NOFOLLOW, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, err := os.Lstat(s.Dir); err != nil {
@@ -202,15 +257,23 @@ func Remove(state, id string) error {
 			return fmt.Errorf("session %s: %w", id, ErrInUse)
 		}
 	}
+	// Out of the way first, under the lock: a call that starts now makes
+	// the session anew instead of finding it half removed.
+	var rnd [8]byte
+	unix.Getrandom(rnd[:], 0)
+	trash := filepath.Join(state, "sessions", fmt.Sprintf(".removing-%x", rnd))
+	if err := os.Rename(s.Dir, trash); err != nil {
+		return fmt.Errorf("session %s: %w", id, err)
+	}
 	// Files the jail made may be read-only directories: open them up
-	// first, never following a link out of the session.
-	filepath.WalkDir(s.Dir, func(p string, d fs.DirEntry, err error) error {
+	// first (WalkDir does not follow links).
+	filepath.WalkDir(trash, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			os.Chmod(p, 0o700)
 		}
 		return nil
 	})
-	return os.RemoveAll(s.Dir)
+	return os.RemoveAll(trash)
 }
 
 // GC removes the sessions not used for longer than age and not in use,
