@@ -12,6 +12,13 @@ import (
 	"jail/seccomp"
 )
 
+// underFilter reports whether this process runs under a seccomp filter
+// (/proc/self/status "Seccomp: 2"): in a container, or a jail.
+func underFilter() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	return err == nil && strings.Contains(string(b), "\nSeccomp:\t2")
+}
+
 // mountAPI checks for the syscalls jail builds the root with (Linux 5.12+):
 // each is called with arguments it must reject; only ENOSYS means missing.
 func mountAPI() Result {
@@ -41,6 +48,12 @@ func mountAPI() Result {
 	if len(missing) > 0 {
 		r.Detail = "missing: " + strings.Join(missing, ", ")
 		r.Fix = "jail needs Linux 5.12 or newer (mount_setattr); upgrade the kernel"
+		if underFilter() {
+			// ENOSYS is also what a filter answers for calls it does
+			// not know (Docker's, jail's own default).
+			r.Detail += " (or refused: this process runs under a seccomp filter)"
+			r.Fix = "allow them in the outer sandbox's seccomp profile (jail's deploy/seccomp-jail.json does), or upgrade the kernel to 5.12 or newer"
+		}
 		return r
 	}
 	r.OK = true
