@@ -38,8 +38,8 @@ grep -o '"syscall":"[a-z0-9_]*","nr":[0-9]*,"count":[0-9]*,"args":\["[^"]*"' "$s
 rm -f "$st"
 
 printf '\nLimits: every jail has its own cgroup (memory 512M, pids 256, cpu 1 core).\n'
-printf '$ :(){ :|:& };:    (a fork bomb, with --status-json)\n'
-"$JAIL" -p agent --workspace "$ws" --status-json "$st" -- bash -c ':(){ :|:& };:' 2>&1 | grep '^jail:' | sed 's/^/  /'
+printf '$ :(){ :|:& };:; sleep 30    (a fork bomb, with --status-json)\n'
+"$JAIL" -p agent --workspace "$ws" --status-json "$st" -- bash -c ':(){ :|:& };:; sleep 30' 2>&1 | grep '^jail:' | sed 's/^/  /'
 grep -o '"pids_limit_hit":[a-z]*' "$st" | sed 's/^/  /'
 printf '$ python3 -c "x = bytearray(1 << 30)"    (1 GiB, with --memory 256M)\n'
 "$JAIL" -p agent --workspace "$ws" --memory 256M --status-json "$st" -- python3 -c 'x = bytearray(1 << 30)' 2>&1 | grep '^jail:' | sed 's/^/  /'
