@@ -61,6 +61,9 @@ type Config struct {
 	// SeccompAudit lets through the calls the policy would deny and reports
 	// each of them instead (--seccomp-audit, [seccomp] audit = true).
 	SeccompAudit bool
+	// SeccompQuiet: refused calls are answered by the kernel, unreported
+	// (a jail that runs jails: one listener per filter tree).
+	SeccompQuiet bool
 }
 
 // Rlimit is one resource limit set on the command before exec.

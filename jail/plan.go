@@ -142,6 +142,8 @@ const (
 	// scCompiled: this plan compiled its program; the status record
 	// says so, to show that repeat runs do not.
 	scCompiled = 8
+	// scQuiet: refusals are answered in the kernel, unreported.
+	scQuiet = 16
 )
 
 // encodeSeccomp compiles the run's filter (or finds it compiled) and writes
@@ -161,11 +163,14 @@ func encodeSeccomp(w *wire.Writer, cfg Config, cache string) error {
 		w.U32(0)
 		return nil
 	}
-	prog, compiled, err := seccomp.Cached(p, seccomp.Mode{Audit: cfg.SeccompAudit}, cache)
+	if cfg.SeccompAudit && cfg.SeccompQuiet {
+		return errors.New("seccomp: audit reports every refused call; it cannot go with report = false")
+	}
+	prog, compiled, err := seccomp.Cached(p, seccomp.Mode{Audit: cfg.SeccompAudit, Quiet: cfg.SeccompQuiet}, cache)
 	if err != nil {
 		return fmt.Errorf("seccomp policy %s: %w", p.Name, err)
 	}
-	w.U32(scLoad | bit(prog.Notify, scNotify) | bit(prog.Audit, scAudit) | bit(compiled, scCompiled))
+	w.U32(scLoad | bit(prog.Notify, scNotify) | bit(prog.Audit, scAudit) | bit(compiled, scCompiled) | bit(cfg.SeccompQuiet, scQuiet))
 	w.Str(p.Name)
 	w.Bytes(prog.BPF)
 	w.U32(uint32(prog.DefaultErrno))

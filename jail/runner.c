@@ -395,6 +395,8 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 	fputs("\"seccomp\":", f);
 	json_str(f, (p->sc_flags & SC_LOAD) ? p->sc_name : "none");
 	/* A replayed plan compiled nothing, whatever it says of its first run. */
+	if (p->sc_flags & SC_QUIET)
+		fputs(",\"seccomp_reported\":false", f);
 	fprintf(f, ",\"seccomp_audit\":%s,\"seccomp_compiled\":%s,\"denied\":", (p->sc_flags & SC_AUDIT) ? "true" : "false",
 		(p->sc_flags & SC_COMPILED) && !p->cached ? "true" : "false");
 	sc_report_json(o->denied, f);

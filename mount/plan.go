@@ -168,6 +168,12 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 	case Proc:
 		w.U32(opProc)
 		w.Str(s.Dst)
+		if s.Unmasked {
+			w.Strs(nil)
+			w.Strs(nil)
+			w.Strs(nil)
+			break
+		}
 		w.Strs(procMaskedFiles)
 		w.Strs(procMaskedDirs)
 		w.Strs(procReadOnly)

@@ -43,4 +43,6 @@ type Spec struct {
 	Target   string // Symlink: what the link points to
 	Content  []byte // File
 	Optional bool   // Bind, ReadOnlyBind: skip, rather than fail, when Src is missing
+	// Unmasked (Proc): none of runc's masks, for a jail that runs jails.
+	Unmasked bool
 }

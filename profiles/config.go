@@ -58,6 +58,7 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 
 		Seccomp:      clonePolicy(policy),
 		SeccompAudit: p.Seccomp.Audit,
+		SeccompQuiet: p.Seccomp.Quiet,
 	}
 	for _, r := range rlimits {
 		if v := *p.Limits.rlimit(r.key); v != nil {
@@ -135,7 +136,7 @@ func (p *Profile) mountSpecs(hostEnv []string) ([]mount.Spec, error) {
 	for _, m := range p.Mounts {
 		s := mount.Spec{
 			Kind: mountTypes[m.Type].kind, Src: m.Src, Dst: m.Dst, Size: m.Size, Mode: m.Mode,
-			Target: m.Target, Optional: m.Optional,
+			Target: m.Target, Optional: m.Optional, Unmasked: m.Unmasked,
 		}
 		if m.Content != "" {
 			s.Content = []byte(m.Content)

@@ -88,6 +88,13 @@ func (d *decoder) mountKey(m *Mount, key, k string, v any) {
 		}
 		m.Optional = b
 		return
+	case "masked":
+		b, ok := v.(bool)
+		if !ok {
+			d.fail(key, "want a boolean, got %s", typeName(v))
+		}
+		m.Unmasked = !b
+		return
 	case "size":
 		if m.Size, err = parseTmpfsSize(v); err != nil {
 			d.failValue(key, v, err)

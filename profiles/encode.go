@@ -101,6 +101,10 @@ func (m *Mount) encode(b *strings.Builder) {
 		fmt.Fprintf(b, "# src = %s, from --workspace\n", quoteString(m.Src))
 	}
 	kv("dst", quoteString(m.Dst))
+	if m.Unmasked {
+		b.WriteString("# UNMASKED PROC: no runc masks (kcore, sysrq-trigger, sys read-only, ...): for a jail that runs jails\n")
+		kv("masked", "false")
+	}
 	if slices.Contains(keys, "optional") {
 		kv("optional", strconv.FormatBool(m.Optional))
 	}

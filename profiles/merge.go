@@ -88,6 +88,9 @@ func (p *Profile) overlay(l *layer) {
 	if set["seccomp.audit"] {
 		p.Seccomp.Audit = c.Seccomp.Audit
 	}
+	if set["seccomp.report"] {
+		p.Seccomp.Quiet = c.Seccomp.Quiet
+	}
 	for _, k := range c.Env.Keep {
 		p.keepEnv(k)
 	}

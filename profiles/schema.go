@@ -131,6 +131,10 @@ type Seccomp struct {
 	Inline *seccomp.Policy `toml:"-"`      // rules written in the profile, their extends merged in; Name "inline"
 	OCI    string          `toml:"oci"`    // an OCI (Docker) seccomp profile's absolute path, imported
 	Audit  bool            `toml:"audit"`  // let denied calls through, reporting each
+	// Quiet (report = false): refused calls are answered by the kernel,
+	// not handed to jail and reported: for a jail that runs jails, since
+	// a filter tree has room for one listener.
+	Quiet bool `toml:"-"`
 	// Warnings are what importing OCI skipped or changed (a syscall this
 	// libseccomp does not know, ...): show prints them, a run should too.
 	Warnings []string `toml:"-"`
@@ -152,6 +156,12 @@ type Mount struct {
 	Mode     uint32 `toml:"mode"` // tmpfs, dir, file: permission bits; 0 for the default
 	Target   string `toml:"target"`
 	Content  string `toml:"content"`
+	// Unmasked (proc: masked = false) leaves the jail's procfs without
+	// runc's masks: for a jail that runs jails (the kernel refuses a
+	// fresh procfs under a masked one). The files stay root's on the
+	// host, out of an unprivileged jail's reach, but the masks' defence
+	// in depth is gone; profile show says so.
+	Unmasked bool `toml:"-"`
 }
 
 // The mount type that stands for the caller's workspace: the profile says
@@ -169,7 +179,7 @@ var mountTypes = map[string]mountType{
 	"bind":        {mount.Bind, []string{"src", "optional"}},
 	"ro-bind":     {mount.ReadOnlyBind, []string{"src", "optional"}},
 	"tmpfs":       {mount.Tmpfs, []string{"size", "mode"}},
-	"proc":        {mount.Proc, nil},
+	"proc":        {mount.Proc, []string{"masked"}},
 	"dev":         {mount.Dev, nil},
 	"symlink":     {mount.Symlink, []string{"target"}},
 	"dir":         {mount.Dir, []string{"mode"}},
@@ -186,9 +196,9 @@ var (
 	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode", "allow", "hosts"}
-	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content"}
+	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content", "masked"}
 	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
-	seccompKeys = []string{"policy", "oci", "audit", "extends", "default", "rule"}
+	seccompKeys = []string{"policy", "oci", "audit", "report", "extends", "default", "rule"}
 	policyKeys  = []string{"description", "extends", "default", "rule"} // a policy file's
 	ruleKeys    = []string{"syscalls", "action", "comment", "arg"}
 	argKeys     = []string{"index", "op", "value", "mask"}

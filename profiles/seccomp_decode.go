@@ -86,6 +86,13 @@ func (d *decoder) seccomp(t map[string]any) {
 				d.fail(key, "want a boolean, got %s", typeName(v))
 			}
 			continue
+		case "report":
+			if b, ok := v.(bool); ok {
+				sc.Quiet, set[key] = !b, true
+			} else {
+				d.fail(key, "want a boolean, got %s", typeName(v))
+			}
+			continue
 		case "description":
 			d.fail(key, "only in a policy file: a profile describes itself at the top")
 			continue

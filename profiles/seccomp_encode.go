@@ -43,6 +43,9 @@ func (s *Seccomp) encode(b *strings.Builder) {
 		fmt.Fprintf(b, "# jail seccomp show %s prints its rules\n", s.Policy)
 		fmt.Fprintf(b, "policy = %s\naudit = %t\n", quoteString(s.Policy), s.Audit)
 	}
+	if s.Quiet {
+		b.WriteString("# refused calls answered in the kernel, NOT REPORTED (for a jail that runs jails)\nreport = false\n")
+	}
 }
 
 // EncodePolicy writes p as a policy file that loads back to the same

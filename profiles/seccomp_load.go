@@ -267,7 +267,7 @@ func (f finder) build(layers []*layer) (*Profile, Errors) {
 		return p, nil
 	}
 	l := layers[i]
-	sc := Seccomp{Audit: p.Seccomp.Audit}
+	sc := Seccomp{Audit: p.Seccomp.Audit, Quiet: p.Seccomp.Quiet}
 	switch {
 	case l.policy != nil:
 		var err error

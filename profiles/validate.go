@@ -231,7 +231,7 @@ func (m *Mount) check(key string) []error {
 	}{
 		{"src", m.Src != "" && m.Type != workspaceType}, // --workspace fills a workspace's
 		{"optional", m.Optional}, {"size", m.Size != 0}, {"mode", m.Mode != 0},
-		{"target", m.Target != ""}, {"content", m.Content != ""},
+		{"target", m.Target != ""}, {"content", m.Content != ""}, {"masked", m.Unmasked},
 	} {
 		if f.set && !slices.Contains(t.keys, f.key) {
 			errs = append(errs, fmt.Errorf("%s.%s: only for %s", key, f.key, typesWith(f.key)))

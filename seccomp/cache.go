@@ -75,7 +75,7 @@ func cacheKey(p *Policy, mode Mode) string {
 	h := sha256.New()
 	arch, _ := libseccomp.GetNativeArch()
 	major, minor, micro := libseccomp.GetLibraryVersion()
-	fmt.Fprintf(h, "v1 %s %d.%d.%d audit=%v none=%v default=%v\n", arch, major, minor, micro, mode.Audit, p.None, p.Default)
+	fmt.Fprintf(h, "v1 %s %d.%d.%d audit=%v quiet=%v none=%v default=%v\n", arch, major, minor, micro, mode.Audit, mode.Quiet, p.None, p.Default)
 	for _, r := range p.Rules {
 		fmt.Fprintf(h, "%q %v %v\n", r.Names, r.Action, r.Conds)
 	}

@@ -41,6 +41,10 @@ type Mode struct {
 	// Audit lets through every call the policy would refuse, reporting it:
 	// to learn a policy from a real run.
 	Audit bool
+	// Quiet answers refusals by errno in the kernel, with no listener and
+	// no report: for a jail that runs jails, since the kernel allows one
+	// listener in a filter tree.
+	Quiet bool
 }
 
 // Compile turns a policy into a BPF program for this machine. Denials by
@@ -233,7 +237,7 @@ func (prog *Program) action(a Action, mode Mode, r *compiled) (libseccomp.ScmpAc
 	case Allow:
 		return libseccomp.ActAllow, nil
 	case Errno:
-		if a.Errno == int(unix.ENOSYS) {
+		if a.Errno == int(unix.ENOSYS) || mode.Quiet {
 			return libseccomp.ActErrno.SetReturnCode(int16(a.Errno)), nil
 		}
 		prog.Notify = true
@@ -244,6 +248,9 @@ func (prog *Program) action(a Action, mode Mode, r *compiled) (libseccomp.ScmpAc
 		}
 		return libseccomp.ActNotify, nil
 	case Notify:
+		if mode.Quiet {
+			return libseccomp.ActErrno.SetReturnCode(int16(unix.EPERM)), nil
+		}
 		prog.Notify = true
 		if r == nil {
 			prog.DefaultErrno = int(unix.EPERM)

@@ -17,6 +17,7 @@
 #define SC_NOTIFY 2u /* it hands calls to the runner: load with a listener */
 #define SC_AUDIT 4u  /* the runner lets handed calls through, reporting them */
 #define SC_COMPILED 8u /* planning compiled it (the program cache missed) */
+#define SC_QUIET 16u   /* refusals answered in the kernel, not reported */
 
 /* sc_load loads the BPF program (struct sock_filter[]) on the calling
  * thread; with SC_NOTIFY the listener is sent over the socket sock. It
