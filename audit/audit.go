@@ -27,7 +27,10 @@ type Record struct {
 	CPUTime  bool      `json:"cpu_time_exceeded"`
 	FileSize bool      `json:"file_too_large"`
 	Output   bool      `json:"output_truncated"`
-	Error    string    `json:"error"`
+	// Reported is false when refused syscalls went unreported
+	// (report = false).
+	Reported *bool  `json:"seccomp_reported"`
+	Error    string `json:"error"`
 	Denied   []struct {
 		Syscall string `json:"syscall"`
 		Count   int    `json:"count"`
@@ -102,6 +105,9 @@ func Summarize(recs []Record) Summary {
 		s.Verdicts[v]++
 		if r.Output {
 			s.Verdicts["output_truncated"]++
+		}
+		if r.Reported != nil && !*r.Reported {
+			s.Verdicts["seccomp_unreported"]++
 		}
 		for _, d := range r.Denied {
 			s.Syscalls[d.Syscall] += d.Count

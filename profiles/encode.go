@@ -102,7 +102,7 @@ func (m *Mount) encode(b *strings.Builder) {
 	}
 	kv("dst", quoteString(m.Dst))
 	if m.Unmasked {
-		b.WriteString("# UNMASKED PROC: no runc masks (kcore, sysrq-trigger, sys read-only, ...): for a jail that runs jails\n")
+		b.WriteString("# UNMASKED PROC: the host's kernel command line and interrupt counts readable, /proc/sys not read-only: for a jail that runs jails\n")
 		kv("masked", "false")
 	}
 	if slices.Contains(keys, "optional") {

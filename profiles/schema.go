@@ -158,9 +158,9 @@ type Mount struct {
 	Content  string `toml:"content"`
 	// Unmasked (proc: masked = false) leaves the jail's procfs without
 	// runc's masks: for a jail that runs jails (the kernel refuses a
-	// fresh procfs under a masked one). The files stay root's on the
-	// host, out of an unprivileged jail's reach, but the masks' defence
-	// in depth is gone; profile show says so.
+	// fresh procfs under a masked one). The host's kernel command line
+	// and interrupt counts become readable, /proc/sys is not read-only;
+	// profile show says so.
 	Unmasked bool `toml:"-"`
 }
 

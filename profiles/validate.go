@@ -265,6 +265,9 @@ func (m *Mount) check(key string) []error {
 // checked again: only the decoder, which checked every value with its
 // place in its file, makes one.)
 func (s *Seccomp) check() []error {
+	if s.Audit && s.Quiet {
+		return []error{errors.New("seccomp.report: false cannot go with audit = true, which reports every refused call")}
+	}
 	ways := 0
 	for _, set := range []bool{s.Policy != "", s.Inline != nil, s.OCI != ""} {
 		if set {
