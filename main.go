@@ -264,8 +264,16 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 		if workspace != "" {
 			return nil, errors.New("--session and --workspace: a session has its own workspace")
 		}
-		if workspace, err = openSession(p, id); err != nil {
+		var dir string
+		if workspace, dir, err = openSession(p, id); err != nil {
 			return nil, err
+		}
+		// A session may name its own secrets: STATE/sessions/ID/secrets,
+		// when there (a profile's or --secrets wins).
+		if f := filepath.Join(dir, "secrets"); p.Secrets.File == "" && c.String("secrets") == "" {
+			if _, err := os.Lstat(f); err == nil {
+				p.Secrets.File = f
+			}
 		}
 	}
 	cwd, _ := os.Getwd()
@@ -558,10 +566,10 @@ func printEntries(c *cli.Context, entries []profiles.Entry) {
 
 // openSession opens session id's workspace for this run, owned by the
 // jail's host ids, and keeps its lock held across the exec into the runner.
-func openSession(p *profiles.Profile, id string) (string, error) {
+func openSession(p *profiles.Profile, id string) (string, string, error) {
 	state, err := sessions.StateDir(os.Getenv, os.Geteuid())
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	uid, gid := os.Geteuid(), os.Getegid()
 	if uid == 0 {
@@ -569,7 +577,7 @@ func openSession(p *profiles.Profile, id string) (string, error) {
 	}
 	s, lock, err := sessions.Open(state, id, uid, gid)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	// A duplicate, not close-on-exec and out of the garbage collector's
 	// reach: the runner holds the lock until jail ends (the init stage
@@ -577,9 +585,9 @@ func openSession(p *profiles.Profile, id string) (string, error) {
 	_, err = unix.Dup(int(lock.Fd()))
 	lock.Close()
 	if err != nil {
-		return "", fmt.Errorf("session %s: %w", id, err)
+		return "", "", fmt.Errorf("session %s: %w", id, err)
 	}
-	return s.Workspace(), nil
+	return s.Workspace(), s.Dir, nil
 }
 
 // shMain is `jail sh -c CMD [NAME [ARGS...]]` or `jail sh CMD` (also a
