@@ -213,11 +213,46 @@ var builtinLayers = map[string]func() *layer{
 				Mounts: []Mount{{Type: "workspace",
 					Dst: "/workspace"}}}}
 	},
+	"container": func() *layer {
+		return &layer{file: "built-in/container.toml", id: "built-in:container", extends: "default",
+			set: map[string]bool{"description": true, "seccomp": true, "seccomp.report": true},
+			p: Profile{Description: "an outer jail that runs jails inside it: namespaces and mounts allowed, refusals unreported, /proc unmasked",
+				Env: Env{Set: map[string]string{}},
+				Seccomp: Seccomp{Policy: "container",
+					Quiet: true},
+				Mounts: []Mount{{Type: "proc",
+					Dst:      "/proc",
+					Unmasked: true}}}}
+	},
 }
 
 // builtinPolicyLayers are the built-in seccomp policies decoded at build
 // time, for the same reason.
 var builtinPolicyLayers = map[string]func() *layer{
+	"container": func() *layer {
+		return &layer{file: "built-in/seccomp/container.toml", id: "built-in:seccomp/container.toml", set: map[string]bool{},
+			policy: &policyDef{description: "default plus what jail needs to build jails inside: namespaces, mounts, pivot_root, keyring, hostname",
+				extends: "default",
+				rules: []seccomp.Rule{{Names: []string{"unshare",
+					"setns",
+					"clone",
+					"mount",
+					"umount2",
+					"pivot_root",
+					"fsopen",
+					"fsconfig",
+					"fsmount",
+					"fspick",
+					"open_tree",
+					"move_mount",
+					"mount_setattr",
+					"openat2",
+					"keyctl",
+					"sethostname",
+					"setdomainname"},
+					Action:  seccomp.Action{Kind: seccomp.Allow},
+					Comment: "jail builds its jail: user, mount, pid, net, ipc, uts and cgroup namespaces, its root, its session keyring and hostname"}}}}
+	},
 	"default": func() *layer {
 		return &layer{file: "built-in/seccomp/default.toml", id: "built-in:seccomp/default.toml", set: map[string]bool{},
 			policy: &policyDef{description: "denylist: Docker's default denials and more (namespaces, mount, ptrace, io_uring, keyring, TIOCSTI, setuid bits); everything else allowed",

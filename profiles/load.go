@@ -19,11 +19,11 @@ import (
 // The built-in profiles and seccomp policies (seccomp/NAME.toml), embedded
 // so the binary needs no files to run.
 //
-//go:embed minimal.toml default.toml agent.toml seccomp
+//go:embed minimal.toml default.toml agent.toml container.toml seccomp
 var builtins embed.FS
 
 // builtinNames lists the built-ins, least to most permissive.
-var builtinNames = []string{"minimal", "default", "agent"}
+var builtinNames = []string{"minimal", "default", "agent", "container"}
 
 const (
 	// maxExtends bounds an extends chain: deep enough for any real layering,

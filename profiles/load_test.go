@@ -176,7 +176,7 @@ func TestSearchPath(t *testing.T) {
 
 	_, err := Load("nosuch", opts)
 	if err == nil || !strings.Contains(err.Error(), `no profile "nosuch"`) ||
-		!strings.Contains(err.Error(), "profiles: agent, broken, chained, default, mine, minimal, other") {
+		!strings.Contains(err.Error(), "profiles: agent, broken, chained, container, default, mine, minimal, other") {
 		t.Errorf("Load(nosuch) = %v; want the list of profiles", err)
 	}
 	var probs Errors
@@ -204,6 +204,7 @@ func TestSearchPath(t *testing.T) {
 		"agent|built-in|" + mustLoad(t, "agent", Options{}).Description,
 		"broken|" + filepath.Join(first, "broken.toml") + `|does not load: ` + filepath.Join(first, "broken.toml") + `:1:12: expected value but found '\n' instead`,
 		"chained|" + filepath.Join(first, "chained.toml") + "|first",
+		"container|built-in|" + mustLoad(t, "container", Options{}).Description,
 		"default|built-in|" + mustLoad(t, "default", Options{}).Description,
 		"mine|" + filepath.Join(first, "mine.toml") + "|first",
 		"minimal|built-in|" + mustLoad(t, "minimal", Options{}).Description,
