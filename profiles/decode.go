@@ -227,13 +227,13 @@ func (d *decoder) top(m map[string]any) {
 						d.unknown(skey, sk, []string{"file"})
 						continue
 					}
-					if s, ok := d.str(skey, t[sk]); ok && d.checkValue(skey, s, checkAuditLog(s)) {
+					if s, ok := d.str(skey, t[sk]); ok && d.checkValue(skey, s, checkHostFile(s)) {
 						p.Secrets.File, set[skey] = s, true
 					}
 				}
 			}
 		case "audit_log":
-			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkAuditLog(s)) {
+			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkHostFile(s)) {
 				p.AuditLog, set[k] = s, true
 			}
 		case "cwd":

@@ -244,8 +244,9 @@ func (n *Network) config() jail.Network {
 	return c
 }
 
-// checkAuditLog wants an absolute host path, or nothing.
-func checkAuditLog(s string) error {
+// checkHostFile wants an absolute host path, or nothing: the audit log,
+// a secrets file.
+func checkHostFile(s string) error {
 	if s != "" && (!strings.HasPrefix(s, "/") || strings.ContainsAny(s, "\n\x00")) {
 		return errors.New("want an absolute path")
 	}

@@ -101,12 +101,12 @@ func (p *Profile) Apply(o Overrides) error {
 	a.limits(o)
 	a.network(o)
 	if o.Secrets != "" {
-		if p, err := a.hostPath(o.Secrets); a.check("--secrets", o.Secrets, errors.Join(err, checkAuditLog(p))) {
+		if p, err := a.hostPath(o.Secrets); a.check("--secrets", o.Secrets, errors.Join(err, checkHostFile(p))) {
 			a.p.Secrets.File = p
 		}
 	}
 	if o.AuditLog != "" {
-		if p, err := a.hostPath(o.AuditLog); a.check("--audit-log", o.AuditLog, errors.Join(err, checkAuditLog(p))) {
+		if p, err := a.hostPath(o.AuditLog); a.check("--audit-log", o.AuditLog, errors.Join(err, checkHostFile(p))) {
 			a.p.AuditLog = p
 		}
 	}

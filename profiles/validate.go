@@ -199,8 +199,8 @@ func (p *Profile) check() error {
 	}
 	p.Limits.check(add)
 	p.Network.check(add)
-	add("audit_log", checkAuditLog(p.AuditLog))
-	add("secrets.file", checkAuditLog(p.Secrets.File))
+	add("audit_log", checkHostFile(p.AuditLog))
+	add("secrets.file", checkHostFile(p.Secrets.File))
 	errs = append(errs, p.Seccomp.check()...)
 	dsts := map[string]bool{}
 	for i, m := range p.Mounts {
