@@ -28,6 +28,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"jail/internal/stats"
 )
 
 // target is the command every launcher runs.
@@ -124,11 +126,11 @@ type Launcher struct {
 
 // LatencyPart is the sequential per-call measurement.
 type LatencyPart struct {
-	Warmup          int                  `json:"warmup_calls"`
-	Stats           map[string]Stats     `json:"stats"`
-	SamplesMs       map[string][]float64 `json:"samples_ms"`
-	JailBwrapMedian float64              `json:"jail_bwrap_median_ratio"`
-	JailBwrapP95    float64              `json:"jail_bwrap_p95_ratio"`
+	Warmup          int                    `json:"warmup_calls"`
+	Stats           map[string]stats.Stats `json:"stats"`
+	SamplesMs       map[string][]float64   `json:"samples_ms"`
+	JailBwrapMedian float64                `json:"jail_bwrap_median_ratio"`
+	JailBwrapP95    float64                `json:"jail_bwrap_p95_ratio"`
 	// FilterMedian is the jail/jail-nofilter ratio of the medians: what
 	// loading the (cached) seccomp program adds to a call.
 	FilterMedian float64 `json:"filter_median_ratio"`

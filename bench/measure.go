@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"jail/internal/stats"
 )
 
 // launcher is one way of running the target: a name and a full argv whose
@@ -146,7 +148,7 @@ func measureThroughput(cs []*caller, ls []launcher, rounds int, d time.Duration)
 		}
 	}
 	for i := range res {
-		res[i].PerSecond = ratio(float64(res[i].Calls), res[i].Seconds)
+		res[i].PerSecond = stats.Ratio(float64(res[i].Calls), res[i].Seconds)
 	}
 	return res, nil
 }

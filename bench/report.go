@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"jail/internal/stats"
 )
 
 // latencyPart measures the launchers one call at a time, alternating, and
@@ -21,22 +23,22 @@ func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 	}
 	p := LatencyPart{
 		Warmup:    cfg.warmup,
-		Stats:     map[string]Stats{},
+		Stats:     map[string]stats.Stats{},
 		SamplesMs: map[string][]float64{},
 	}
 	for i, l := range ls {
-		p.Stats[l.Name] = summarize(samples[i])
-		p.SamplesMs[l.Name] = roundAll(millis(samples[i]), 3)
+		p.Stats[l.Name] = stats.Summarize(samples[i])
+		p.SamplesMs[l.Name] = roundAll(stats.Millis(samples[i]), 3)
 	}
 	j, b := p.Stats["jail"], p.Stats["bwrap"]
-	p.JailBwrapMedian = ratio(j.Median, b.Median)
-	p.JailBwrapP95 = ratio(j.P95, b.P95)
-	p.FilterMedian = ratio(j.Median, p.Stats["jail-nofilter"].Median)
+	p.JailBwrapMedian = stats.Ratio(j.Median, b.Median)
+	p.JailBwrapP95 = stats.Ratio(j.P95, b.P95)
+	p.FilterMedian = stats.Ratio(j.Median, p.Stats["jail-nofilter"].Median)
 	nc := p.Stats["jail-nocgroup"]
 	p.CgroupMedianMs = j.Median - nc.Median
 	p.CgroupP95Ms = j.P95 - nc.P95
-	p.CgroupMedian = ratio(j.Median, nc.Median)
-	p.AllowlistMedian = ratio(p.Stats["jail-allowlist"].Median, j.Median)
+	p.CgroupMedian = stats.Ratio(j.Median, nc.Median)
+	p.AllowlistMedian = stats.Ratio(p.Stats["jail-allowlist"].Median, j.Median)
 	return p, nil
 }
 
@@ -51,7 +53,7 @@ func throughputPart(cs []*caller, sandboxes []launcher, cfg config) (ThroughPart
 		Workers:        len(cs),
 		BurstSeconds:   cfg.duration.Seconds(),
 		Results:        res,
-		JailBwrapRatio: ratio(res[0].PerSecond, res[1].PerSecond),
+		JailBwrapRatio: stats.Ratio(res[0].PerSecond, res[1].PerSecond),
 	}, nil
 }
 

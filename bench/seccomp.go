@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"jail/internal/stats"
 	"jail/profiles"
 	"jail/seccomp"
 )
@@ -20,10 +21,10 @@ const compileRuns = 20
 // (a new or edited policy): a run whose program is cached loads it and
 // compiles nothing.
 type SeccompPart struct {
-	Policy       string    `json:"policy"`
-	Instructions int       `json:"bpf_instructions"`
-	Compile      Stats     `json:"compile"`
-	SamplesMs    []float64 `json:"samples_ms"`
+	Policy       string      `json:"policy"`
+	Instructions int         `json:"bpf_instructions"`
+	Compile      stats.Stats `json:"compile"`
+	SamplesMs    []float64   `json:"samples_ms"`
 }
 
 // seccompPart compiles the policy compileRuns times, in this process, as
@@ -44,8 +45,8 @@ func seccompPart() (SeccompPart, error) {
 		ds = append(ds, time.Since(start))
 		part.Instructions = len(prog.BPF) / 8
 	}
-	part.Compile = summarize(ds)
-	part.SamplesMs = roundAll(millis(ds), 3)
+	part.Compile = stats.Summarize(ds)
+	part.SamplesMs = roundAll(stats.Millis(ds), 3)
 	return part, nil
 }
 

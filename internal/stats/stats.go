@@ -1,4 +1,6 @@
-package main
+// Package stats summarises timings for jail's measuring tools (bench,
+// soak): median, nearest-rank percentiles, mean, ratios.
+package stats
 
 import (
 	"math"
@@ -16,25 +18,25 @@ type Stats struct {
 	Max    float64 `json:"max_ms"`
 }
 
-// summarize computes the Stats of ds; ds is not modified.
-func summarize(ds []time.Duration) Stats {
-	ms := millis(ds)
+// Summarize computes the Stats of ds; ds is not modified.
+func Summarize(ds []time.Duration) Stats {
+	ms := Millis(ds)
 	slices.Sort(ms)
 	if len(ms) == 0 {
 		return Stats{}
 	}
 	return Stats{
 		Runs:   len(ms),
-		Median: median(ms),
-		P95:    percentile(ms, 95),
-		Mean:   mean(ms),
+		Median: Median(ms),
+		P95:    Percentile(ms, 95),
+		Mean:   Mean(ms),
 		Min:    ms[0],
 		Max:    ms[len(ms)-1],
 	}
 }
 
-// millis converts durations to float milliseconds, in the same order.
-func millis(ds []time.Duration) []float64 {
+// Millis converts durations to float milliseconds, in the same order.
+func Millis(ds []time.Duration) []float64 {
 	ms := make([]float64, len(ds))
 	for i, d := range ds {
 		ms[i] = float64(d) / float64(time.Millisecond)
@@ -42,9 +44,9 @@ func millis(ds []time.Duration) []float64 {
 	return ms
 }
 
-// median returns the middle of sorted (the mean of the two middle values
+// Median returns the middle of sorted (the mean of the two middle values
 // when the length is even), or 0 when sorted is empty.
-func median(sorted []float64) float64 {
+func Median(sorted []float64) float64 {
 	n := len(sorted)
 	switch {
 	case n == 0:
@@ -56,10 +58,10 @@ func median(sorted []float64) float64 {
 	}
 }
 
-// percentile returns the nearest-rank p-th percentile of sorted (the
+// Percentile returns the nearest-rank p-th percentile of sorted (the
 // smallest value with at least p% of the values at or below it), or 0 when
 // sorted is empty. p is in (0, 100].
-func percentile(sorted []float64, p float64) float64 {
+func Percentile(sorted []float64, p float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0
@@ -69,8 +71,8 @@ func percentile(sorted []float64, p float64) float64 {
 	return sorted[rank-1]
 }
 
-// mean returns the arithmetic mean of xs, or 0 when xs is empty.
-func mean(xs []float64) float64 {
+// Mean returns the arithmetic mean of xs, or 0 when xs is empty.
+func Mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -81,9 +83,9 @@ func mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// ratio returns a/b, or 0 when b is 0 (no figure rather than +Inf, which
+// Ratio returns a/b, or 0 when b is 0 (no figure rather than +Inf, which
 // JSON cannot hold).
-func ratio(a, b float64) float64 {
+func Ratio(a, b float64) float64 {
 	if b == 0 {
 		return 0
 	}
