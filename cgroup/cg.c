@@ -438,32 +438,29 @@ static void parent_of(const char *run, char *out, size_t size)
  * is gone: jail killed with SIGKILL cannot remove its own. Its jail died
  * with it (PDEATHSIG), so only empty cgroups are removed; one that still
  * holds processes belongs to a live run this pid namespace cannot see.
- * A run's cgroups have one name in every hierarchy, so one hierarchy is
- * read, and what is found removed from each. */
+ * Every hierarchy is read: a runner killed while it removed its cgroups
+ * leaves some hierarchies' and not others'. */
 static void sweep(const struct cg_run *r)
 {
-	char parent[PATH_MAX];
-	parent_of(r->path[0], parent, sizeof parent);
-	DIR *d = opendir(parent);
-	if (!d)
-		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		int pid;
-		unsigned long long start;
-		char tail;
-		if (de->d_type != DT_DIR || sscanf(de->d_name, "r%d-%llu%c", &pid, &start, &tail) != 2)
+	for (int i = 0; i < r->n; i++) {
+		char parent[PATH_MAX];
+		parent_of(r->path[i], parent, sizeof parent);
+		DIR *d = opendir(parent);
+		if (!d)
 			continue;
-		if (pid > 0 && start_time(pid) == start)
-			continue; /* its runner lives */
-		for (int i = r->n - 1; i >= 0; i--) {
-			char dir[PATH_MAX], path[PATH_MAX + 256];
-			parent_of(r->path[i], dir, sizeof dir);
-			snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-			rmdir(path);
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			int pid;
+			unsigned long long start;
+			char tail;
+			if (de->d_type != DT_DIR || sscanf(de->d_name, "r%d-%llu%c", &pid, &start, &tail) != 2)
+				continue;
+			if (pid > 0 && start_time(pid) == start)
+				continue; /* its runner lives (this run's own, too) */
+			unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 		}
+		closedir(d);
 	}
-	closedir(d);
 }
 
 void cg_remove(struct cg_run *r)
@@ -473,7 +470,9 @@ void cg_remove(struct cg_run *r)
 	if (r->dir_fd >= 0)
 		close(r->dir_fd);
 	r->pids_events = r->dir_fd = -1;
-	for (int i = 0; i < r->n; i++)
+	/* Last made, first removed: a runner killed on the way leaves a
+	 * prefix of what cg_create made, which the next run's sweep finds. */
+	for (int i = r->n - 1; i >= 0; i--)
 		empty(r->path[i], r->v2, 1);
 	if (r->n)
 		sweep(r);
