@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"jail/cgroup"
@@ -56,15 +56,24 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var guards []mount.Guard
+	for _, p := range opts.Protected {
+		guards = append(guards, mount.Guard{Path: p, What: "jail's own state"})
+	}
 	// No writable bind reaches cgroupfs either: an unprivileged caller's
 	// jail owns its own cgroup's limit files.
-	protected := append(slices.Clone(opts.Protected), cgroup.MountPoint)
+	guards = append(guards, mount.Guard{Path: cgroup.MountPoint, What: "the cgroup filesystem (the jail's own limits)"})
 	if cfg.AuditLog != "" {
+		if err := checkAuditLog(cfg.AuditLog); err != nil {
+			return nil, err
+		}
 		// Nor the audit log's directory: the jail could swap the log
-		// for a link, or forge its lines.
-		protected = append(protected, filepath.Dir(cfg.AuditLog))
+		// for a link, or forge its lines. A bind inside that directory
+		// cannot write the directory itself.
+		guards = append(guards, mount.Guard{Path: filepath.Dir(cfg.AuditLog), What: "the audit log's directory", InsideOK: true},
+			mount.Guard{Path: cfg.AuditLog, What: "the audit log"})
 	}
-	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: protected})
+	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: guards})
 	if err != nil {
 		return nil, err
 	}
@@ -217,4 +226,24 @@ func secretsJSON(keys []string) string {
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// checkAuditLog refuses, before anything runs, an audit log the runner
+// could not append to: a directory, a link, a FIFO, a device, or one whose
+// directory is missing.
+func checkAuditLog(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return fmt.Errorf("audit log %s: a directory; give the path of the log file in it", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("audit log %s: not a regular file", path)
+	case errors.Is(err, fs.ErrNotExist):
+		if dfi, derr := os.Stat(filepath.Dir(path)); derr != nil || !dfi.IsDir() {
+			return fmt.Errorf("audit log %s: its directory %s does not exist", path, filepath.Dir(path))
+		}
+	case err != nil:
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return nil
 }

@@ -41,9 +41,19 @@ type Options struct {
 	// ids: the jail works on the owner's files as its own, and what it
 	// creates there belongs to the owner on the host.
 	Root bool
-	// Protected are host paths a writable bind may neither be nor hold:
-	// jail's own state (the plan cache), which a jail must not rewrite.
-	Protected []string
+	// Protected are host paths a writable bind may not reach: jail's own
+	// state (the plan cache), cgroupfs, the audit log's directory.
+	Protected []Guard
+}
+
+// Guard is a host path no writable bind may be or hold, nor, unless
+// InsideOK, lie in.
+type Guard struct {
+	Path string
+	What string // what it is, for the message: "jail's own state"
+	// InsideOK lets a bind lie in Path: it cannot write Path itself
+	// (the audit log's directory: a workspace next to the log is fine).
+	InsideOK bool
 }
 
 // Tree is a bind source the runner clones for a root caller.
@@ -336,29 +346,34 @@ func owner(fi fs.FileInfo) (uid, gid uint32, err error) {
 	return st.Uid, st.Gid, nil
 }
 
-// protect refuses a writable bind that is, holds or lies in a protected
-// path, by name and by identity: the same directory can have other names
-// (a bind mount elsewhere on the host, /var/run for /run).
-func protect(canon string, fi fs.FileInfo, protected []string) error {
-	refuse := func(p string) error { return fmt.Errorf("would let the jail write %s, jail's own state", p) }
-	for _, p := range protected {
-		if canon == p || under(p, canon) || under(canon, p) {
-			return refuse(p)
+// protect refuses a writable bind that is, holds or (unless the guard
+// allows it) lies in a guarded path, by name and by identity: the same
+// directory can have other names (a bind mount elsewhere on the host,
+// /var/run for /run).
+func protect(canon string, fi fs.FileInfo, guards []Guard) error {
+	for _, g := range guards {
+		p := g.Path
+		refuse := func() error { return fmt.Errorf("would let the jail write %s, %s", p, g.What) }
+		if canon == p || under(p, canon) || (!g.InsideOK && under(canon, p)) {
+			return refuse()
 		}
 		// The source is p or holds it: p or one of its parents.
 		for a := p; ; a = filepath.Dir(a) {
 			if same(a, fi) {
-				return refuse(p)
+				return refuse()
 			}
 			if a == "/" {
 				break
 			}
 		}
+		if g.InsideOK {
+			continue
+		}
 		// The source lies in p: p is the source or one of its parents.
 		if pfi, err := os.Stat(p); err == nil {
 			for a := canon; ; a = filepath.Dir(a) {
 				if afi, err := os.Stat(a); err == nil && os.SameFile(afi, pfi) {
-					return refuse(p)
+					return refuse()
 				}
 				if a == "/" {
 					break
