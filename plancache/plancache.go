@@ -26,7 +26,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"jail/internal/wire"
 )
@@ -164,11 +166,23 @@ const (
 	keepEntries = 48
 )
 
-// prune removes the least recently written entries once there are too
-// many.
+// staleNew is how old a half-written entry (".new-*") is when prune
+// takes it for one whose writer was killed before its rename.
+const staleNew = time.Minute
+
+// prune removes half-written entries a killed jail left, and the least
+// recently written entries once there are too many.
 func prune(dir string) {
 	entries, err := os.ReadDir(dir)
-	if err != nil || len(entries) <= maxEntries {
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && strings.HasPrefix(e.Name(), ".new-") && time.Since(fi.ModTime()) > staleNew {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	if len(entries) <= maxEntries {
 		return
 	}
 	type aged struct {
