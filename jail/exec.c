@@ -115,8 +115,10 @@ void command_exec(const struct proc_plan *p)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
-	if ((p->flags & PROC_NEW_SESSION) && setsid() < 0) {
-		jerr_set(&e, errno, "setsid");
+	/* The command leads a process group of its own either way: PID 1
+	 * passes the terminal's signals (^C, ^Z) to the whole of it. */
+	if ((p->flags & PROC_NEW_SESSION) ? setsid() < 0 : setpgid(0, 0) < 0) {
+		jerr_set(&e, errno, (p->flags & PROC_NEW_SESSION) ? "setsid" : "setpgid");
 		fail(&e);
 	}
 	umask(p->umask);

@@ -170,7 +170,7 @@ static int jail_init(void)
 	size_t len;
 
 	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
-	for (int fd = FD_PLAN; fd <= FD_NET; fd++)
+	for (int fd = FD_PLAN; fd < FD_TREES; fd++)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 
 	/* The user namespace first, alone: only the parent may write its id
@@ -235,12 +235,7 @@ static int jail_init(void)
 	 * instead of being dropped (a pid namespace's init ignores signals
 	 * it has no handler for). */
 	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
+	pid1_signals(&mask);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	/* The plan's last byte: the runner has put this process in the
 	 * run's cgroup (on v1 that waits for an RCU grace period, which the

@@ -1,7 +1,8 @@
 /* The jail's PID 1 once the command runs: reap every orphan, pass the
- * caller's SIGINT/SIGTERM/SIGHUP/SIGQUIT on to the command, and when the
- * command is gone report its status and exit. PID 1 exiting ends the pid
- * namespace, so the kernel kills everything the command left behind. */
+ * caller's signals on to the command, keep the whole jail stopped while jail
+ * is, and when the command is gone report its status and exit. PID 1
+ * exiting ends the pid namespace, so the kernel kills everything the command
+ * left behind. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/capability.h>
@@ -11,10 +12,24 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "jail/stage.h"
+
+/* How often PID 1 looks whether jail is stopped: SIGSTOP cannot be caught,
+ * so nothing tells it. */
+#define WATCH_NS 100000000
+
+void pid1_signals(sigset_t *set)
+{
+	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP,  SIGQUIT,
+				   SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP, SIGCONT};
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaddset(set, sigs[i]);
+}
 
 /* drop_all leaves PID 1 with no capabilities: it only waits and signals its
  * own children, which needs none. */
@@ -44,6 +59,32 @@ static void finish(int wstatus)
 	_exit(0);
 }
 
+/* forward passes a signal jail received on. What a terminal sends its
+ * foreground job (^C, ^\, ^Z, a resize) goes to the command's whole
+ * process group, as it would without jail: a shell running a loop of
+ * sleeps stops at ^C. The rest (kill(1)'s TERM, HUP, USR1, USR2) goes to
+ * the command alone. The command leads its group (exec.c). */
+static void forward(pid_t command, int sig)
+{
+	int group = sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP || sig == SIGWINCH || sig == SIGCONT;
+	if (!group || kill(-command, sig) < 0)
+		kill(command, sig);
+}
+
+/* runner_stopped reports whether jail's runner is stopped (state T in its
+ * /proc/PID/stat; t, a tracer's stop, is not the caller's doing); -1 when
+ * it cannot tell. */
+static int runner_stopped(void)
+{
+	char buf[512];
+	ssize_t n = pread(FD_WATCH, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')'); /* the name may hold anything */
+	return p && p[1] == ' ' ? p[2] == 'T' : -1;
+}
+
 void pid1_run(pid_t command)
 {
 	drop_all();
@@ -52,9 +93,17 @@ void pid1_run(pid_t command)
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
 		_exit(125);
-	struct pollfd fds[2] = {{.fd = sfd, .events = POLLIN}, {.fd = FD_PLAN, .events = POLLIN}};
+	/* jail stopped (^Z, SIGSTOP) stops the jail: every process in it,
+	 * daemons too, is stopped while jail is, and continued with it. */
+	int watch = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec every = {.it_interval = {0, WATCH_NS}, .it_value = {0, WATCH_NS}};
+	if (watch < 0 || timerfd_settime(watch, 0, &every, NULL) < 0)
+		_exit(125);
+	int stopped = 0;
+	struct pollfd fds[3] = {
+		{.fd = sfd, .events = POLLIN}, {.fd = FD_PLAN, .events = POLLIN}, {.fd = watch, .events = POLLIN}};
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+		if (poll(fds, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(125);
@@ -63,11 +112,29 @@ void pid1_run(pid_t command)
 		 * closes, jail is gone and so is the jail. */
 		if (fds[1].revents)
 			_exit(125);
+		if (fds[2].revents) {
+			uint64_t ticks;
+			if (read(watch, &ticks, sizeof ticks) < 0)
+				ticks = 0;
+			int now = runner_stopped();
+			if (now == 1 && !stopped)
+				stopped = kill(-1, SIGSTOP) == 0;
+			else if (now == 0 && stopped)
+				stopped = kill(-1, SIGCONT) < 0;
+		}
 		struct signalfd_siginfo si;
-		if (read(sfd, &si, sizeof si) != sizeof si)
+		if (!fds[0].revents || read(sfd, &si, sizeof si) != sizeof si)
 			continue;
+		if (si.ssi_signo == SIGCONT && stopped)
+			stopped = kill(-1, SIGCONT) < 0;
 		if (si.ssi_signo != SIGCHLD) {
-			kill(command, (int)si.ssi_signo);
+			forward(command, (int)si.ssi_signo);
+			/* ^Z: jail stops itself next; look again soon, once
+			 * the command's own TSTP handler has had its moment. */
+			if (si.ssi_signo == SIGTSTP) {
+				struct itimerspec soon = {.it_interval = every.it_interval, .it_value = {0, WATCH_NS / 5}};
+				timerfd_settime(watch, 0, &soon, NULL);
+			}
 			continue;
 		}
 		int ws;

@@ -22,12 +22,15 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "jail/json.h"
+#include "jail/proxy.h"
 #include "jail/runplan.h"
 #include "jail/stage.h"
 #include "mount/mount.h"
@@ -95,6 +98,12 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 	if (w.bad)
 		return jerr_set(e, 0, "run plan: malformed");
 	return 0;
+}
+
+void runplan_free(struct run_plan *p)
+{
+	free(p->trees);
+	p->trees = NULL;
 }
 
 /* A growing buffer for the init stage's plan. */
@@ -218,19 +227,6 @@ static struct buf init_plan(const struct run_plan *p, char **argv, char **enviro
 	return b;
 }
 
-/* The allowlist proxy: its listeners live in the jail's network namespace
- * (PID 1 made them and sent them here); the proxy itself, Go (proxy/),
- * is started on the first connection only, so a run that makes none pays
- * nothing for it. It reports as it goes, one JSON fragment a line. */
-struct proxy {
-	int http, socks; /* the listeners, until the proxy takes them */
-	pid_t pid;
-	char line[262144], last[262144]; /* the line being read, the last whole one */
-	size_t len;
-	int overlong; /* the line being read does not fit: it is dropped */
-	int failed;   /* the proxy could not start, or ended before the jail */
-};
-
 /* The run as it went, for the exit status, the stderr line and the record. */
 struct outcome {
 	struct sc_report *denied;      /* the calls the filter refused (or, audited, let through) */
@@ -245,46 +241,13 @@ struct outcome {
 	struct proxy *proxy;           /* the allowlist proxy, and its report */
 	uint64_t out_dropped[2];       /* bytes of stdout, stderr past --max-output */
 	uint64_t out_lost;             /* bytes the caller's end did not take (closed, or not read) */
+	int out_closed[2];             /* the caller closed its end of stdout, stderr */
 	char err[1100];                /* the init stage's error line */
 	const char *fatal;             /* the runner's own failure, which ended the jail */
+	const char *status_to;         /* where the status record goes, for messages */
 	uint64_t setup_ns, wall_ns;
 	struct rusage ru;
 };
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(f, "\\%c", *c);
-		else if (*c < 0x20 || *c == 0x7f)
-			fprintf(f, "\\u%04x", *c);
-		else if (*c < 0x80)
-			fputc(*c, f);
-		else {
-			/* Only well-formed UTF-8 goes through as is: no overlong
-			 * forms, no surrogates, nothing past U+10FFFF. */
-			int n = (*c & 0xe0) == 0xc0 ? 1 : (*c & 0xf0) == 0xe0 ? 2 : (*c & 0xf8) == 0xf0 ? 3 : -1;
-			int ok = n > 0;
-			for (int i = 1; ok && i <= n; i++)
-				ok = (c[i] & 0xc0) == 0x80;
-			if (ok) {
-				uint32_t cp = n == 1 ? (c[0] & 0x1fu) : n == 2 ? (c[0] & 0x0fu) : (c[0] & 0x07u);
-				for (int i = 1; i <= n; i++)
-					cp = cp << 6 | (c[i] & 0x3fu);
-				uint32_t min = n == 1 ? 0x80 : n == 2 ? 0x800 : 0x10000;
-				ok = cp >= min && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
-			}
-			if (!ok) {
-				fputs("\\ufffd", f);
-				continue;
-			}
-			fwrite(c, 1, (size_t)n + 1, f);
-			c += n;
-		}
-	}
-	fputc('"', f);
-}
 
 static double ms(uint64_t ns) { return (double)(ns / 1000) / 1000.0; }
 static double tv_ms(struct timeval tv) { return (double)tv.tv_sec * 1000.0 + (double)tv.tv_usec / 1000.0; }
@@ -312,21 +275,27 @@ static ssize_t bounded_write(int fd, int sock, const void *buf, size_t n)
 }
 
 /* write_out writes all of buf to fd, for up to about two seconds, waiting
- * for the caller's end to take it; what it cannot take by then is lost. */
-static void write_out(int fd, int sock, const char *buf, size_t n)
+ * for the caller's end to take it; 0 once it did, else -1 (errno; ETIMEDOUT:
+ * the caller's end did not take it in time). */
+static int write_out(int fd, int sock, const char *buf, size_t n)
 {
 	uint64_t until = monotonic_ns() + 2000000000ull;
-	while (n > 0 && monotonic_ns() < until) {
+	while (n > 0) {
+		if (monotonic_ns() >= until) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
 		ssize_t w = bounded_write(fd, sock, buf, n);
 		if (w > 0) {
 			buf += w, n -= (size_t)w;
 			continue;
 		}
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
-			return;
+			return -1;
 		struct pollfd pf = {.fd = fd, .events = POLLOUT};
 		poll(&pf, 1, 100);
 	}
+	return 0;
 }
 
 /* status_record is the --status-json record, as status.go's Status: one
@@ -373,9 +342,11 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 		}
 	}
 	if (p->max_output)
-		fprintf(f, "\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu,\"undelivered\":%llu},",
+		fprintf(f,
+			"\"output_dropped\":{\"stdout\":%llu,\"stderr\":%llu,\"undelivered\":%llu},"
+			"\"output_closed\":{\"stdout\":%s,\"stderr\":%s},",
 			(unsigned long long)o->out_dropped[0], (unsigned long long)o->out_dropped[1],
-			(unsigned long long)o->out_lost);
+			(unsigned long long)o->out_lost, o->out_closed[0] ? "true" : "false", o->out_closed[1] ? "true" : "false");
 	if (p->secrets[0])
 		fprintf(f, "\"secrets\":%s,", p->secrets);
 	fprintf(f, "\"limits\":%s,\"network\":", p->limits_json[0] ? p->limits_json : "{}");
@@ -416,15 +387,23 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 	return mem;
 }
 
-/* write_status writes the record without blocking on a caller's end
- * (fd:N may be a terminal or a pipe). */
-static void write_status(int fd, const char *rec)
+/* write_status writes the record without blocking on a caller's end for
+ * long (fd:N may be a terminal or a pipe); -1 (errno) when it could not be
+ * written whole: a full disk, a reader that went away or never read. */
+static int write_status(int fd, const char *rec)
 {
 	struct stat st;
 	int sock = fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
-	if (rec)
-		write_out(fd, sock, rec, strlen(rec));
-	close(fd);
+	int r = -1;
+	if (!rec)
+		errno = ENOMEM;
+	else
+		r = write_out(fd, sock, rec, strlen(rec));
+	int err = errno;
+	if (close(fd) < 0 && r == 0 && errno != EINTR)
+		r = -1, err = errno;
+	errno = err;
+	return r;
 }
 
 /* audit_line is the audit log's record of the run: who ran what, where,
@@ -469,10 +448,44 @@ static char *audit_line(const struct run_plan *p, const struct outcome *o, const
 	return mem;
 }
 
+/* kernel_fs reports whether fd is a file of a kernel pseudo-filesystem
+ * (procfs, sysfs, cgroupfs, ...): "regular" files there are interfaces
+ * (/proc/self/mem), never a place for a record. */
+static int kernel_fs(int fd)
+{
+	static const long magic[] = {0x9fa0 /* proc */,      0x62656572 /* sysfs */,    0x27e0eb /* cgroup */,
+				     0x63677270 /* cgroup2 */, 0x64626720 /* debugfs */,  0x74726163 /* tracefs */,
+				     0x73636673 /* securityfs */, 0x62656570 /* configfs */, 0xcafe4a11 /* bpf */,
+				     0xde5e81e4 /* efivarfs */,  0x6165676c /* pstore */};
+	struct statfs sf;
+	if (fstatfs(fd, &sf) < 0)
+		return 1;
+	for (size_t i = 0; i < sizeof magic / sizeof magic[0]; i++)
+		if ((long)sf.f_type == magic[i])
+			return 1;
+	return 0;
+}
+
+/* record_target checks fd, opened for a record (the status record, the
+ * audit log): a regular file outside the kernel's pseudo-filesystems, or,
+ * for fd:N, anything but such a file. 0, or -1 with errno EINVAL. */
+static int record_target(int fd, int any_type)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if ((S_ISREG(st.st_mode) || !any_type) && (!S_ISREG(st.st_mode) || kernel_fs(fd))) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
 /* open_status opens where the record goes: fd:N (a copy above 2, so the
  * command's stdio stay as they are), or a path, never through a symlink
- * nor into a FIFO or device (one planted in a workspace must neither
- * redirect the record nor stall jail). It returns -1 for none, -2 on error. */
+ * nor into a FIFO, a device or a kernel file (one planted in a workspace
+ * must neither redirect the record nor stall jail; /proc/self/mem would
+ * swallow it). It returns -1 for none, -2 on error. */
 static int open_status(const char *to, struct jerr *e)
 {
 	if (!to || !*to)
@@ -485,11 +498,15 @@ static int open_status(const char *to, struct jerr *e)
 			jerr_set(e, EBADF, "--status-json %s", to);
 			return -2;
 		}
+		if (record_target(fd, 1) < 0) {
+			jerr_set(e, errno, "--status-json %s: a file of the kernel's, not one a record can go to", to);
+			close(fd);
+			return -2;
+		}
 		return fd;
 	}
 	int fd = open(to, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0644);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) < 0)) {
+	if (fd >= 0 && (record_target(fd, 0) < 0 || ftruncate(fd, 0) < 0)) {
 		close(fd);
 		fd = -1;
 		errno = EINVAL;
@@ -539,11 +556,18 @@ static const char *limit_line(const struct run_plan *p, const struct outcome *o,
 	char v[64];
 	const struct cg_usage *u = &o->cg;
 	if (o->timed_out) {
-		uint64_t s = p->time_limit_ns / 1000000000u;
-		if (s && s % 60 == 0 && p->time_limit_ns % 1000000000u == 0)
-			snprintf(v, sizeof v, "%llum", (unsigned long long)(s / 60));
-		else
-			snprintf(v, sizeof v, "%gs", (double)p->time_limit_ns / 1e9);
+		/* In the largest unit that divides it, as it was likely
+		 * written: "10m", "90s", "1500ms". */
+		static const struct {
+			uint64_t ns;
+			const char *unit;
+		} units[] = {{3600000000000ull, "h"}, {60000000000ull, "m"}, {1000000000ull, "s"},
+			     {1000000ull, "ms"},      {1000ull, "us"},        {1ull, "ns"}};
+		uint64_t t = p->time_limit_ns;
+		size_t i = 0;
+		while (t % units[i].ns)
+			i++;
+		snprintf(v, sizeof v, "%llu%s", (unsigned long long)(t / units[i].ns), units[i].unit);
 		snprintf(buf, size, "killed: time limit %s exceeded", v);
 	} else if (o->pids_killed) {
 		snprintf(buf, size, "killed: process limit %u reached (a fork bomb?)", p->cg.pids);
@@ -558,6 +582,9 @@ static const char *limit_line(const struct run_plan *p, const struct outcome *o,
 		snprintf(buf, size, "killed: CPU time limit exceeded (RLIMIT_CPU)");
 	} else if (sig == SIGXFSZ) {
 		snprintf(buf, size, "killed: file size limit exceeded (RLIMIT_FSIZE)");
+	} else if (o->have_cg && u->pids_max > 0) {
+		snprintf(buf, size, "process limit %u reached: %lld fork%s refused (EAGAIN), and the run went on", p->cg.pids,
+			 (long long)u->pids_max, u->pids_max == 1 ? "" : "s");
 	} else {
 		buf[0] = 0;
 	}
@@ -607,7 +634,7 @@ static void say(const char *line)
 	if ((size_t)n >= sizeof buf)
 		n = (int)sizeof buf - 1, buf[n - 1] = '\n';
 	int fd = nonblocking_out(2, &sock);
-	write_out(fd, sock, buf, (size_t)n);
+	write_out(fd, sock, buf, (size_t)n); /* none to tell if it fails */
 	if (fd != 2)
 		close(fd);
 }
@@ -624,7 +651,11 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 	} else if (o->err[0] == JERR_SETUP || (!o->have_status && !o->timed_out && !o->pids_killed)) {
 		code = 125;
 		err = line = o->err[0] ? o->err + 1 : "the jail's init stage died without a status (killed from outside?)";
-	} else if (!o->have_status) {
+	} else if (!o->have_status || o->pids_killed) {
+		/* Killed by jail; or, under on_pids_limit = "kill", a fork was
+		 * refused and the command ended before jail saw it (v1 is read
+		 * every 10 ms): the run ends as killed by the limit all the
+		 * same, as it would have been a moment later. */
 		sig = SIGKILL;
 		code = 128 + sig;
 	} else if (o->exited) {
@@ -663,9 +694,20 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 		}
 		free(al);
 	}
-	if (status_fd >= 0)
-		write_status(status_fd, rec);
+	if (status_fd >= 0 && write_status(status_fd, rec) < 0) {
+		/* As for the audit log: a record asked for and lost fails the
+		 * run, loudly. */
+		char msg[256];
+		snprintf(msg, sizeof msg, "--status-json %s: the run's record could not be written (%s)", o->status_to,
+			 errno == ETIMEDOUT ? "the reader did not take it within 2 s" : strerror(errno));
+		say(msg);
+		code = 125;
+	}
 	free(rec);
+	/* Why the allowlist proxy failed, when it did: the jail had no
+	 * network from then on. Its words start "jail: " already. */
+	if (o->proxy && o->proxy->note[0])
+		say(o->proxy->note + (strncmp(o->proxy->note, "jail: ", 6) ? 0 : 6));
 	if (line)
 		say(line);
 	_exit(code);
@@ -737,7 +779,7 @@ static int make_trees(const struct run_plan *p, int *fds, struct jerr *e)
 static pid_t spawn(const int *fds, int nfds, const int *out, int cgroup_fd)
 {
 	/* Above every target number first, so no dup2 below clobbers one. */
-	int high[4096 + 8 + 2];
+	int high[FD_NFIXED + 4096 + 2];
 	for (int i = 0; i < nfds + (out ? 2 : 0); i++)
 		if ((high[i] = fcntl(i < nfds ? fds[i] : out[i - nfds], F_DUPFD_CLOEXEC, 3 + nfds)) < 0)
 			return -1;
@@ -782,7 +824,7 @@ static void reap(pid_t pid)
 
 /* Fds of the runner's own ends. */
 enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P_PIDS, P_OUT1, P_OUT2,
-       P_NET, P_HTTP, P_SOCKS, P_PROXY, P_N };
+       P_GONE1, P_GONE2, P_NET, P_HTTP, P_SOCKS, P_PROXY, P_N };
 
 static int recv_listeners(int sock, struct proxy *px)
 {
@@ -804,120 +846,6 @@ static int recv_listeners(int sock, struct proxy *px)
 	return 0;
 }
 
-/* proxy_start execs the proxy with the listeners as fds 3 and 4, its
- * report pipe as 5 and its configuration on a pipe as 6, nothing else of
- * jail's, in the run's cgroup (its memory and CPU count against the
- * jail's); it returns the report pipe's read end. */
-static int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
-{
-	int rep[2] = {-1, -1}, cfg[2] = {-1, -1}, high[4] = {-1, -1, -1, -1};
-	volatile int ok = 0;
-	size_t n = strlen(config);
-	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(cfg, O_CLOEXEC) < 0)
-		goto out;
-	/* The configuration fits the pipe (it is small, bounded by the
-	 * profile); the proxy reads it to EOF. */
-	fcntl(cfg[1], F_SETPIPE_SZ, (int)(n + 4096));
-	if (write(cfg[1], config, n) != (ssize_t)n)
-		goto out;
-	close(cfg[1]);
-	cfg[1] = -1;
-	int src[4] = {px->http, px->socks, rep[1], cfg[0]};
-	for (int i = 0; i < 4; i++)
-		if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 10)) < 0)
-			goto out;
-	static char *const argv[] = {"jail-proxy", NULL};
-	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
-	pid_t pid = vfork();
-	if (pid == 0) {
-		for (int i = 0; i < 4; i++)
-			if (dup2(high[i], 3 + i) < 0)
-				_exit(125);
-		if (close_fds_from(7, NULL, 0) < 0 || chdir("/") < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-			_exit(125);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGTTOU, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		execve("/proc/self/exe", argv, envp);
-		_exit(125);
-	}
-	if (pid > 0) {
-		px->pid = pid;
-		struct jerr e;
-		ok = cg_join(cg, pid, &e) == 0;
-	}
-out:
-	for (int i = 0; i < 4; i++)
-		if (high[i] >= 0)
-			close(high[i]);
-	if (rep[1] >= 0)
-		close(rep[1]);
-	if (cfg[0] >= 0)
-		close(cfg[0]);
-	if (cfg[1] >= 0)
-		close(cfg[1]);
-	close(px->http);
-	close(px->socks);
-	px->http = px->socks = -1;
-	if (!ok) {
-		if (px->pid > 0)
-			kill(px->pid, SIGKILL);
-		if (rep[0] >= 0)
-			close(rep[0]);
-		return -1;
-	}
-	return rep[0];
-}
-
-/* proxy_read takes what the proxy reported; 0 at its end. */
-static int proxy_read(struct proxy *px, int fd)
-{
-	char buf[8192];
-	ssize_t n = read(fd, buf, sizeof buf);
-	if (n <= 0)
-		return n < 0 && (errno == EINTR || errno == EAGAIN) ? 1 : 0;
-	/* Whole lines only: one too long for the buffer is dropped, never
-	 * cut (the record would not be JSON). */
-	for (ssize_t i = 0; i < n; i++) {
-		if (buf[i] == '\n') {
-			if (!px->overlong) {
-				px->line[px->len] = 0;
-				memcpy(px->last, px->line, px->len + 1);
-			}
-			px->len = 0;
-			px->overlong = 0;
-		} else if (px->len < sizeof px->line - 1) {
-			px->line[px->len++] = buf[i];
-		} else {
-			px->overlong = 1;
-		}
-	}
-	return 1;
-}
-
-/* proxy_stop asks the proxy for its last report and ends it. */
-static void proxy_stop(struct proxy *px, int fd)
-{
-	if (!px->pid)
-		return;
-	kill(px->pid, SIGTERM);
-	uint64_t until = monotonic_ns() + 1000000000u;
-	while (fd >= 0) {
-		struct pollfd pf = {.fd = fd, .events = POLLIN};
-		uint64_t now = monotonic_ns();
-		if (now >= until || poll(&pf, 1, (int)((until - now) / 1000000) + 1) <= 0 || !proxy_read(px, fd))
-			break;
-	}
-	kill(px->pid, SIGKILL);
-	while (waitpid(px->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	if (fd >= 0)
-		close(fd);
-}
-
 /* relay passes one of the command's output streams on to jail's own, up
  * to the cap; past it, it reads and drops (so the command never blocks on
  * a full pipe), counts, and at the end adds one line saying how much went.
@@ -932,7 +860,7 @@ struct relay {
 	int sock;               /* out is a socket: send with MSG_DONTWAIT */
 	const char *name;       /* stdout, stderr */
 	uint64_t cap, passed, dropped, lost;
-	int broken;             /* the caller's end is gone: the rest is lost, not "truncated" */
+	int broken;             /* the caller's end is gone (closed): the command's end is closed too */
 	int last_nl;            /* the last byte passed on was a newline */
 	size_t off, len;
 	char buf[65536];
@@ -963,15 +891,39 @@ static void relay_give_up(struct relay *r)
 	r->in = -1;
 }
 
+/* relay_watch is the caller's end, watched for its reader going away
+ * (POLLERR on a pipe, POLLHUP on a socket or a hung-up terminal) while
+ * nothing is written to it: past the cap, output is only dropped. */
+static struct pollfd relay_watch(const struct relay *r)
+{
+	return (struct pollfd){.fd = r->broken || r->in < 0 ? -1 : r->out, .events = 0};
+}
+
+/* relay_broken ends a relay whose caller closed its end: the command's
+ * end is closed too, so its next write fails (SIGPIPE or EPIPE) as it
+ * would without jail, and `yes | head -1` ends as it does outside. */
+static void relay_broken(struct relay *r)
+{
+	r->broken = 1;
+	r->lost += r->len - r->off;
+	r->off = r->len = 0;
+	if (r->in >= 0)
+		close(r->in);
+	r->in = -1;
+}
+
 static void relay_step(struct relay *r)
 {
 	if (r->off < r->len) {
 		size_t n = r->len - r->off;
 		ssize_t w = bounded_write(r->out, r->sock, r->buf + r->off, n);
-		if (w > 0)
+		if (w > 0) {
 			r->off += (size_t)w;
-		else if (w < 0 && errno != EAGAIN && errno != EINTR)
-			r->broken = 1, r->lost += n, r->off = r->len;
+		} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+			/* EPIPE: the caller closed its end; EIO: a terminal
+			 * hung up. */
+			relay_broken(r);
+		}
 		if (r->off == r->len)
 			r->off = r->len = 0;
 		return;
@@ -989,10 +941,6 @@ static void relay_step(struct relay *r)
 					 r->last_nl || !r->passed ? "" : "\n", (unsigned long long)r->dropped, r->name, cap);
 			r->len = m > 0 ? (size_t)m : 0;
 		}
-		return;
-	}
-	if (r->broken) {
-		r->lost += (uint64_t)n;
 		return;
 	}
 	uint64_t keep = r->passed >= r->cap ? 0 : r->cap - r->passed;
@@ -1029,12 +977,17 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		_exit(125);
 	}
 	o.argv = argv;
+	o.status_to = status_to;
+	/* A replayed plan is keyed on jail's own arguments: the command is
+	 * checked here, as the Go side checks it. */
+	if (!argv[0] || !argv[0][0])
+		finish(p, status_fd, &o, "empty command: the program to run after -- is \"\"");
 	if (p->audit_path[0]) {
 		/* Before anything runs: a log that cannot be written stops the
 		 * run. Never through a symlink, only a regular file. */
 		int fd = open(p->audit_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 		struct stat st;
-		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+		if (fd >= 0 && (record_target(fd, 0) < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid())) {
 			close(fd);
 			fd = -1;
 			errno = EINVAL;
@@ -1049,14 +1002,12 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		}
 		o.audit_fd = fd;
 	}
-	/* The signals jail passes on to the command, and SIGPIPE, so a dead
-	 * init stage is an EPIPE rather than jail's death. */
+	/* The signals jail passes on to the command: PID 1's list, but for
+	 * SIGCHLD (pid1.c); and SIGPIPE ignored, so a dead init stage is an
+	 * EPIPE rather than jail's death. */
 	sigset_t fwd;
-	sigemptyset(&fwd);
-	sigaddset(&fwd, SIGINT);
-	sigaddset(&fwd, SIGTERM);
-	sigaddset(&fwd, SIGHUP);
-	sigaddset(&fwd, SIGQUIT);
+	pid1_signals(&fwd);
+	sigdelset(&fwd, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &fwd, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	/* A command that sets TOSTOP on the caller's terminal must not stop
@@ -1065,7 +1016,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	struct sigaction alarm = {.sa_handler = on_alarm};
 	sigaction(SIGALRM, &alarm, NULL);
 
-	int child_fds[6 + 4096], own[P_N];
+	int child_fds[FD_NFIXED + 4096], own[P_N];
 	int pl[2], er[2], st[2], sy[2], nt[2], ne[2];
 	if (pipe2(pl, O_CLOEXEC) || pipe2(er, O_CLOEXEC) || pipe2(st, O_CLOEXEC) || pipe2(sy, O_CLOEXEC) ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, nt) ||
@@ -1075,15 +1026,21 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	}
 	child_fds[0] = pl[0], child_fds[1] = er[1], child_fds[2] = st[1], child_fds[3] = sy[1], child_fds[4] = nt[1];
 	child_fds[5] = ne[1];
+	/* The runner's own stat, for PID 1 to see it stopped (SIGSTOP cannot
+	 * be caught: jail cannot tell the jail itself). */
+	if ((child_fds[6] = open("/proc/self/stat", O_RDONLY | O_CLOEXEC)) < 0) {
+		jerr_set(&e, errno, "open /proc/self/stat");
+		finish(p, status_fd, &o, e.msg);
+	}
 	int allowlist = strcmp(p->net_mode, "allowlist") == 0;
-	static struct proxy px = {.http = -1, .socks = -1};
+	static struct proxy px = {.http = -1, .socks = -1, .lifeline = -1};
 	o.proxy = &px;
 	if (p->sc_flags & SC_NOTIFY) {
 		struct wire answers = p->sc_answers;
 		if (!(o.denied = sc_report_new(&answers, p->sc_flags, &e)))
 			finish(p, status_fd, &o, e.msg);
 	}
-	if ((p->flags & RUN_ROOT) && make_trees(p, child_fds + 6, &e) < 0)
+	if ((p->flags & RUN_ROOT) && make_trees(p, child_fds + FD_NFIXED, &e) < 0)
 		finish(p, status_fd, &o, e.msg);
 	struct buf plan = init_plan(p, argv, environ);
 	if (plan.bad) {
@@ -1112,7 +1069,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	if (v2 && cg_create(&p->cg, &cg, &e) < 0)
 		finish(p, status_fd, &o, e.msg);
 	o.cgr = &cg;
-	pid_t stage = spawn(child_fds, 6 + (int)p->ntrees, p->max_output ? outw : NULL, cg.dir_fd);
+	pid_t stage = spawn(child_fds, FD_NFIXED + (int)p->ntrees, p->max_output ? outw : NULL, cg.dir_fd);
 	if (stage < 0) {
 		jerr_set(&e, errno, "start the init stage");
 		finish(p, status_fd, &o, e.msg);
@@ -1122,7 +1079,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		reap(stage);
 		finish(p, status_fd, &o, e.msg);
 	}
-	for (int i = 0; i < 6 + (int)p->ntrees; i++)
+	for (int i = 0; i < FD_NFIXED + (int)p->ntrees; i++)
 		close(child_fds[i]);
 	for (int i = 0; i < 2; i++)
 		if (outw[i] >= 0)
@@ -1166,11 +1123,12 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 
 	own[P_PLAN] = pl[1], own[P_ERRS] = er[0], own[P_STATUS] = st[0], own[P_SYNC] = sy[0];
 	/* The process limit being hit: v2 notifies changes of pids.events
-	 * (POLLPRI); v1 does not, so there it is read ten times a second. */
+	 * (POLLPRI); v1 does not (neither poll nor inotify wakes), so there
+	 * it is read every 10 ms (a pread, ~2 us). */
 	own[P_PIDS] = (p->cg.flags & CG_PIDS_KILL) ? cg.pids_events : -1;
 	short pids_events = POLLPRI;
 	if (own[P_PIDS] >= 0 && !cg.v2) {
-		struct itimerspec every = {.it_interval = {0, 100000000}, .it_value = {0, 100000000}};
+		struct itimerspec every = {.it_interval = {0, 10000000}, .it_value = {0, 10000000}};
 		own[P_PIDS] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 		if (own[P_PIDS] < 0 || timerfd_settime(own[P_PIDS], 0, &every, NULL) < 0) {
 			jerr_set(&e, errno, "timerfd for the process limit");
@@ -1221,8 +1179,10 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		if (sent == sendable)
 			fds[P_PLAN].fd = -1;
 		fds[P_PIDS].events = pids_events;
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < 2; i++) {
 			fds[P_OUT1 + i] = p->max_output ? relay_poll(&relays[i]) : (struct pollfd){.fd = -1};
+			fds[P_GONE1 + i] = p->max_output ? relay_watch(&relays[i]) : (struct pollfd){.fd = -1};
+		}
 		int over = own[P_STATUS] < 0 && own[P_ERRS] < 0 && (pid1 || stage_gone);
 		if (over && (!p->max_output || (relay_done(&relays[0]) && relay_done(&relays[1]))))
 			break;
@@ -1298,10 +1258,17 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		if (fds[P_SIG].revents) {
 			struct signalfd_siginfo si;
 			if (read(own[P_SIG], &si, sizeof si) == sizeof si) {
+				int sig = (int)si.ssi_signo;
 				if (pid1)
-					kill(pid1, (int)si.ssi_signo);
-				else
-					sigaddset(&pending, (int)si.ssi_signo);
+					kill(pid1, sig);
+				else if (sig != SIGTSTP && sig != SIGCONT)
+					sigaddset(&pending, sig);
+				/* ^Z: jail stops, as a job does, and its caller
+				 * (a shell) takes the terminal back; PID 1 sees it
+				 * stopped and stops the whole jail with it. The
+				 * time limit is wall time, stopped time included. */
+				if (sig == SIGTSTP)
+					raise(SIGSTOP);
 			}
 		}
 		if (own[P_NOTIFY] >= 0 && fds[P_NOTIFY].revents) {
@@ -1340,9 +1307,12 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 				own[P_PIDS] = -1;
 			}
 		}
-		for (int i = 0; p->max_output && i < 2; i++)
-			if (fds[P_OUT1 + i].fd >= 0 && fds[P_OUT1 + i].revents)
+		for (int i = 0; p->max_output && i < 2; i++) {
+			if (fds[P_GONE1 + i].fd >= 0 && (fds[P_GONE1 + i].revents & (POLLERR | POLLHUP)))
+				relay_broken(&relays[i]);
+			else if (fds[P_OUT1 + i].fd >= 0 && fds[P_OUT1 + i].revents)
 				relay_step(&relays[i]);
+		}
 		if (own[P_NET] >= 0 && fds[P_NET].revents) {
 			/* PID 1's proxy listeners; EOF: it made none (it failed,
 			 * and says why on the error pipe). */
@@ -1358,7 +1328,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			own[P_PROXY] = proxy_start(&px, p->net_config, &cg);
 			own[P_HTTP] = own[P_SOCKS] = -1;
 			if (own[P_PROXY] < 0)
-				o.fatal = "could not start the allowlist proxy (or put it in the run's cgroup)";
+				o.fatal = "could not start the allowlist proxy (fork)";
 			if (o.fatal)
 				kill_jail(pid1, stage, stage_gone);
 		}
@@ -1392,10 +1362,15 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	if (cg.n) {
 		cg_measure(&cg, &o.cg);
 		o.have_cg = 1;
+		/* A refused fork jail had not seen yet (v1: between two reads)
+		 * ends the run as the limit's all the same. */
+		if ((p->cg.flags & CG_PIDS_KILL) && o.cg.pids_max > 0)
+			o.pids_killed = 1;
 	}
 	for (int i = 0; p->max_output && i < 2; i++) {
 		o.out_dropped[i] = relays[i].dropped;
 		o.out_lost += relays[i].lost;
+		o.out_closed[i] = relays[i].broken;
 	}
 	finish(p, status_fd, &o, NULL);
 }

@@ -63,6 +63,10 @@ struct run_plan {
 /* runplan_decode reads a run plan; strings point into buf. */
 int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, struct jerr *e);
 
+/* runplan_free frees what runplan_decode allocated (a runner never needs
+ * to: it ends with its run). */
+void runplan_free(struct run_plan *p);
+
 /* runner_main runs the command argv in the jail the plan describes, as
  * jail's own process: it never returns. status_to is where the status
  * record goes ("" for nowhere, a path, or fd:N); started is when jail

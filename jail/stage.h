@@ -3,6 +3,7 @@
 #ifndef JAIL_STAGE_H
 #define JAIL_STAGE_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,7 +20,9 @@
 #define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
 #define FD_NOTIFY 7 /* a unix socket: the seccomp listener goes to the runner through it */
 #define FD_NET 8    /* a unix socket: the allowlist proxy's listeners go to the runner through it */
-#define FD_TREES 9  /* the mount trees the runner cloned, if any */
+#define FD_WATCH 9  /* the runner's /proc/PID/stat: PID 1 stops the jail while jail is stopped */
+#define FD_TREES 10 /* the mount trees the runner cloned, if any */
+#define FD_NFIXED (FD_TREES - FD_PLAN) /* the fds before the trees */
 
 #define PLAN_MAGIC 0x4c49414au /* "JAIL" */
 #define PLAN_VERSION 1u
@@ -61,9 +64,18 @@ struct proc_plan {
 };
 
 /* pid1_run is the jail's PID 1 after the command is started: it reaps,
- * forwards signals to the command, reports its status and exits, which
- * kills whatever the command left behind. It never returns. */
+ * forwards signals to the command (the terminal's to its process group),
+ * stops the whole jail while jail is stopped, reports the command's status
+ * and exits, which kills whatever the command left behind. It never
+ * returns. */
 void pid1_run(pid_t command) __attribute__((noreturn));
+
+/* pid1_signals is what PID 1 waits for (blocked, read from a signalfd):
+ * SIGCHLD and the signals jail passes on. The init stage blocks them
+ * before PID 1 exists, so one passed on while the jail is being built
+ * waits, pending, instead of being dropped (a pid namespace's init ignores
+ * signals it has no handler for). */
+void pid1_signals(sigset_t *set);
 
 /* close_fds_from closes every fd from lo up except the nkeep in keep
  * (ascending): close_range, or a walk of /proc/self/fd, or one close per

@@ -54,6 +54,11 @@ const (
 	fdSOCKS  = 4
 	fdReport = 5
 	fdConfig = 6 // the Config, as JSON, then EOF
+	// fdLifeline is a pipe whose write end only the runner holds: EOF on
+	// it is the runner's end, however it ended, even before the proxy
+	// started (a parent-death signal set after its parent died never
+	// comes).
+	fdLifeline = 7
 )
 
 // Bounds on what a jail can make the proxy hold: it runs outside the
@@ -69,34 +74,37 @@ const (
 // returns.
 func Main(args []string) {
 	debug.SetMemoryLimit(memLimit)
-	ppid := os.Getppid()
+	// Non-blocking, so the netpoller waits on it rather than a thread of
+	// its own: the proxy's threads count against the jail's pids limit.
+	unix.SetNonblock(fdLifeline, true)
+	lifeline := os.NewFile(fdLifeline, "lifeline")
 	var cfg Config
 	data, err := io.ReadAll(io.LimitReader(os.NewFile(fdConfig, "config"), 1<<20))
 	if err == nil {
 		err = json.Unmarshal(data, &cfg)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "jail: proxy: configuration:", err)
+		fmt.Fprintln(os.Stderr, "jail: allowlist proxy: configuration:", err)
 		os.Exit(125)
 	}
 	if os.Geteuid() == 0 {
 		if err := dropRoot(cfg.UID, cfg.GID); err != nil {
-			fmt.Fprintln(os.Stderr, "jail: proxy:", err)
+			fmt.Fprintln(os.Stderr, "jail: allowlist proxy:", err)
 			os.Exit(125)
 		}
 	}
-	// Dies with the runner: a uid change cleared the parent-death signal,
-	// so it is set again, and the parent checked, now and every second.
+	// Dies with the runner: the uid change cleared the parent-death
+	// signal, so it is set again; the lifeline, watched from now on,
+	// covers a runner that died before.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
-	if os.Getppid() != ppid {
+	go func() {
+		var b [1]byte
+		lifeline.Read(b[:]) // EOF, or an error: the runner is gone
 		os.Exit(125)
-	}
+	}()
 	p := newProxy(cfg, os.NewFile(fdReport, "report"))
 	go func() {
 		for range time.Tick(time.Second) {
-			if os.Getppid() != ppid {
-				os.Exit(125)
-			}
 			p.reportIfChanged()
 		}
 	}()
@@ -106,7 +114,7 @@ func Main(args []string) {
 	}{{fdHTTP, p.serveHTTP}, {fdSOCKS, p.serveSOCKS}} {
 		ln, err := net.FileListener(os.NewFile(l.fd, "listener"))
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "jail: proxy: listener:", err)
+			fmt.Fprintln(os.Stderr, "jail: allowlist proxy: listener:", err)
 			os.Exit(125)
 		}
 		go p.accept(ln, l.serve)

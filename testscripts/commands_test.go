@@ -28,6 +28,11 @@ import (
 //	    under NAME (then: bgwait, signal)
 //	bgwait [-code N] NAME      wait for a background run; its output becomes stdout/stderr
 //	signal SIG NAME            send SIG (KILL, TERM, INT, ...) to background run NAME
+//	ptyrun [-code N] WAIT KEYS -- PROG ARGS...
+//	                           run PROG on a terminal of its own (a new pty, its
+//	                           controlling terminal); once its output holds WAIT,
+//	                           type KEYS (Go-quoted: "\x03" is ^C); check its exit
+//	helper TEXT ARGV0          describe the jail's helper ARGV0 (procs_test.go)
 //	waitproc TEXT              wait (10 s at most) for a host process whose command line holds TEXT
 //	noproc TEXT                wait (10 s at most) until no host process's command line holds TEXT
 //	sentinel [-as USER] NAME   start a host process (sleep) as USER; it is killed at the end
@@ -62,6 +67,8 @@ func commands() map[string]func(*testscript.TestScript, bool, []string) {
 		"jsonrange":     jsonRange,
 		"hostsline":     hostsLine,
 		"sizerange":     sizeRange,
+		"helper":        helperOf,
+		"ptyrun":        ptyRun,
 	}
 }
 
@@ -256,11 +263,13 @@ func (b *background) wait(ts *testscript.TestScript, neg bool, args []string) {
 var signals = map[string]syscall.Signal{
 	"KILL": syscall.SIGKILL, "TERM": syscall.SIGTERM, "INT": syscall.SIGINT,
 	"HUP": syscall.SIGHUP, "QUIT": syscall.SIGQUIT, "USR1": syscall.SIGUSR1,
+	"USR2": syscall.SIGUSR2, "WINCH": syscall.SIGWINCH, "TSTP": syscall.SIGTSTP,
+	"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT,
 }
 
 func (b *background) signal(ts *testscript.TestScript, neg bool, args []string) {
 	if len(args) != 2 || signals[args[0]] == 0 {
-		ts.Fatalf("usage: signal KILL|TERM|INT|HUP|QUIT|USR1 NAME")
+		ts.Fatalf("usage: signal KILL|TERM|INT|HUP|QUIT|USR1|USR2|WINCH|TSTP|STOP|CONT NAME")
 	}
 	p := b.get(ts, args[1])
 	ts.Check(p.cmd.Process.Signal(signals[args[0]]))

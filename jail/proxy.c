@@ -1,0 +1,197 @@
+/* The allowlist proxy's lifecycle, on the runner's side: started on the
+ * jail's first connection, in the run's cgroup from birth, holding none of
+ * the caller's files, and unable to outlive the runner; its report read
+ * as it goes; stopped at the end. C, as the runner is: a replayed run
+ * never starts Go, and the proxy (Go, proxy/) starts only when needed. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jail/proxy.h"
+#include "jail/runplan.h"
+#include "jail/stage.h"
+
+/* The proxy's fds, as proxy/proxy.go reads them. */
+enum { PX_HTTP = 3, PX_SOCKS, PX_REPORT, PX_CONFIG, PX_LIFELINE, PX_NFDS = 5 };
+
+/* child_fail tells the runner, on the report pipe, why the proxy could
+ * not start, and ends the child: the jail then has no network at all. */
+static void child_fail(int report, const char *what)
+{
+	char line[256];
+	int n = snprintf(line, sizeof line, "jail: allowlist proxy: %s: %s\n", what, strerror(errno));
+	if (n > 0 && write(report, line, (size_t)n) < 0)
+		_exit(125);
+	_exit(125);
+}
+
+/* child is the proxy's side of the fork, until its exec: into the run's
+ * cgroup first (v1: nothing of the proxy runs outside it; v2 was born
+ * there), then /dev/null for stdin and stdout and the report pipe for
+ * stderr (the caller's files stay the caller's: a proxy holding them
+ * would keep a caller reading to EOF waiting), its fds and nothing else,
+ * and the parent-death signal, checked against the runner's pid after it
+ * is set, as it must be: a runner that died before would never send it. */
+static void child(const struct cg_run *cg, const int *high, pid_t runner)
+{
+	int report = high[PX_REPORT - PX_HTTP];
+	struct jerr e;
+	if (!cg->v2 && cg->n && cg_join(cg, 0, &e) < 0)
+		child_fail(report, "join the run's cgroup");
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(report, 2) < 0)
+		child_fail(report, "stdio");
+	for (int i = 0; i < PX_NFDS; i++)
+		if (dup2(high[i], PX_HTTP + i) < 0)
+			child_fail(report, "fds");
+	if (close_fds_from(PX_LIFELINE + 1, NULL, 0) < 0 || chdir("/") < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(PX_REPORT, "close fds, chdir, no_new_privs");
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	for (int sig = 1; sig < 32; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != runner)
+		_exit(125);
+	static char *const argv[] = {"jail-proxy", NULL};
+	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
+	execve("/proc/self/exe", argv, envp);
+	child_fail(PX_REPORT, "exec");
+}
+
+int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
+{
+	int rep[2] = {-1, -1}, cfg[2] = {-1, -1}, life[2] = {-1, -1}, high[PX_NFDS];
+	int ok = 0;
+	size_t n = strlen(config);
+	for (int i = 0; i < PX_NFDS; i++)
+		high[i] = -1;
+	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(cfg, O_CLOEXEC) < 0 || pipe2(life, O_CLOEXEC) < 0)
+		goto out;
+	/* The configuration fits the pipe (it is small, bounded by the
+	 * profile); the proxy reads it to EOF. */
+	fcntl(cfg[1], F_SETPIPE_SZ, (int)(n + 4096));
+	if (write(cfg[1], config, n) != (ssize_t)n)
+		goto out;
+	close(cfg[1]);
+	cfg[1] = -1;
+	/* Above every number the child dup2s onto, so none clobbers another. */
+	int src[PX_NFDS] = {px->http, px->socks, rep[1], cfg[0], life[0]};
+	for (int i = 0; i < PX_NFDS; i++)
+		if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
+			goto out;
+	/* A fork that the runner waits on until it execs (CLONE_VFORK), not
+	 * a vfork: the child does real work (the v1 cgroup move). On v2 it
+	 * is born in the run's cgroup. */
+	pid_t runner = getpid();
+	struct clone_args args = {.flags = CLONE_VFORK, .exit_signal = SIGCHLD};
+	if (cg->v2 && cg->dir_fd >= 0) {
+		args.flags |= CLONE_INTO_CGROUP;
+		args.cgroup = (uint64_t)cg->dir_fd;
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
+	if (pid == 0)
+		child(cg, high, runner);
+	/* Started, or dead before its exec: then it said why on the report
+	 * pipe, and its end there is the jail's loss of network. */
+	if (pid > 0) {
+		px->pid = pid;
+		ok = 1;
+	}
+out:
+	for (int i = 0; i < PX_NFDS; i++)
+		if (high[i] >= 0)
+			close(high[i]);
+	int fds[] = {rep[1], cfg[0], cfg[1], life[0], px->http, px->socks};
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	px->http = px->socks = -1;
+	if (!ok) {
+		if (rep[0] >= 0)
+			close(rep[0]);
+		if (life[1] >= 0)
+			close(life[1]);
+		return -1;
+	}
+	/* The lifeline's write end stays with the runner alone (close on
+	 * exec): the proxy reads EOF on it the moment the runner is gone. */
+	px->lifeline = life[1];
+	return rep[0];
+}
+
+/* take keeps a whole line the proxy wrote: its report (JSON fields of
+ * the status record, the last one wins), or a message of its own, which
+ * the runner passes on (the first few). */
+static void take(struct proxy *px)
+{
+	static const char report[] = "\"network_denied\":";
+	if (strncmp(px->line, report, sizeof report - 1) == 0) {
+		memcpy(px->last, px->line, px->len + 1);
+		return;
+	}
+	size_t used = strlen(px->note);
+	if (px->len == 0 || used + px->len + 3 > sizeof px->note)
+		return;
+	if (used)
+		px->note[used++] = ';', px->note[used++] = ' ';
+	memcpy(px->note + used, px->line, px->len + 1);
+}
+
+int proxy_read(struct proxy *px, int fd)
+{
+	char buf[8192];
+	ssize_t n = read(fd, buf, sizeof buf);
+	if (n <= 0)
+		return n < 0 && (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+	/* Whole lines only: one too long for the buffer is dropped, never
+	 * cut (the record would not be JSON). */
+	for (ssize_t i = 0; i < n; i++) {
+		if (buf[i] == '\n') {
+			px->line[px->len] = 0;
+			if (!px->overlong)
+				take(px);
+			px->len = 0;
+			px->overlong = 0;
+		} else if (px->len < sizeof px->line - 1) {
+			px->line[px->len++] = buf[i];
+		} else {
+			px->overlong = 1;
+		}
+	}
+	return 1;
+}
+
+void proxy_stop(struct proxy *px, int fd)
+{
+	if (!px->pid)
+		return;
+	kill(px->pid, SIGTERM);
+	uint64_t until = monotonic_ns() + 1000000000u;
+	while (fd >= 0) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+		uint64_t now = monotonic_ns();
+		if (now >= until || poll(&pf, 1, (int)((until - now) / 1000000) + 1) <= 0 || !proxy_read(px, fd))
+			break;
+	}
+	kill(px->pid, SIGKILL);
+	while (waitpid(px->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	px->pid = 0;
+	if (fd >= 0)
+		close(fd);
+	if (px->lifeline >= 0)
+		close(px->lifeline);
+	px->lifeline = -1;
+}
