@@ -255,6 +255,9 @@ func newApp(started time.Time, command []string) *cli.App {
 // session stays locked (shared) until the run ends: the lock's fd is
 // inherited by the runner.
 func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
+	if err := emptyFlags(c); err != nil {
+		return nil, err
+	}
 	p, err := profiles.Load(name, profiles.Options{SearchPath: profiles.DefaultSearchPath(os.Environ())})
 	if err != nil {
 		return nil, err
@@ -309,12 +312,31 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 	return p, err
 }
 
+// emptyFlags refuses a flag given an empty value (--workspace "",
+// --session "", --status-json ""): an empty variable in a caller's script
+// is a mistake, never "the current directory" or "none".
+func emptyFlags(c *cli.Context) error {
+	for _, name := range c.FlagNames() {
+		if v, ok := c.Value(name).(string); ok && v == "" {
+			dash := "--"
+			if len(name) == 1 {
+				dash = "-"
+			}
+			return fmt.Errorf("%s%s \"\": must not be empty", dash, name)
+		}
+	}
+	return nil
+}
+
 func runCommand(c *cli.Context, started time.Time, command []string) error {
 	if c.NArg() > 0 {
 		return &exitStatus{code: exitJail, msg: fmt.Sprintf("unexpected %q before --: the command goes after -- (jail -p PROFILE -- CMD...)", c.Args().First())}
 	}
 	if len(command) == 0 {
 		return &exitStatus{code: exitJail, msg: "no command: give it after -- (jail -p PROFILE -- CMD...)"}
+	}
+	if command[0] == "" {
+		return &exitStatus{code: exitJail, msg: "empty command: the program to run after -- is \"\""}
 	}
 	statusTo := c.String("status-json")
 	cacheDir := plancache.Dir()

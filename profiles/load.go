@@ -228,7 +228,9 @@ func (f finder) find(ref string, from *layer) (source, error) {
 // does with its configuration, one that someone other than the caller or
 // root owns or can write; problems will call it name.
 func readSource(path, name, kind string) (source, fs.FileInfo, error) {
-	file, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is
+	// refused below, as anything but a regular file is.
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return source{}, nil, err
 	}
@@ -236,6 +238,9 @@ func readSource(path, name, kind string) (source, fs.FileInfo, error) {
 	fi, err := file.Stat()
 	if err != nil {
 		return source{}, nil, fmt.Errorf("read %s: %w", kind, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return source{}, nil, fmt.Errorf("read %s %s: not a regular file", kind, path)
 	}
 	if err := checkOwner(fi, path, kind); err != nil {
 		return source{}, nil, err

@@ -263,6 +263,12 @@ func (a *applier) workspace(dir string) {
 // bind adds "SRC[:DST]" as a mount of type typ; DST defaults to SRC.
 func (a *applier) bind(flag, typ, v string) {
 	srcArg, dst, hasDst := strings.Cut(v, ":")
+	if srcArg == "" {
+		// Not the working directory: an empty variable in a caller's
+		// script must not open the directory it runs in.
+		a.fail(flag, v, errors.New("source must not be empty"))
+		return
+	}
 	src, err := a.hostPath(srcArg)
 	if err != nil {
 		a.fail(flag, v, fmt.Errorf("source: %w", err))
