@@ -42,6 +42,17 @@ struct sc_report {
 	unsigned long total;
 };
 
+void sc_report_free(struct sc_report *r)
+{
+	if (!r)
+		return;
+	for (uint32_t i = 0; r->answers && i < r->nanswers; i++)
+		free(r->answers[i].conds);
+	free(r->answers);
+	free(r->denials);
+	free(r);
+}
+
 struct sc_report *sc_report_new(struct wire *w, uint32_t flags, struct jerr *e)
 {
 	struct sc_report *r = calloc(1, sizeof *r);
@@ -52,8 +63,13 @@ struct sc_report *sc_report_new(struct wire *w, uint32_t flags, struct jerr *e)
 	r->flags = flags;
 	r->default_errno = wire_u32(w);
 	r->nanswers = wire_u32(w);
-	if (w->bad || r->nanswers > 100000 || !(r->answers = calloc(r->nanswers + 1, sizeof *r->answers))) {
+	/* Each answer takes at least 12 bytes of the plan: a count beyond
+	 * what is left is malformed, before anything is allocated for it. */
+	if (w->bad || r->nanswers > 100000 || r->nanswers > (size_t)(w->end - w->p) / 12 ||
+	    !(r->answers = calloc(r->nanswers + 1, sizeof *r->answers))) {
 		jerr_set(e, 0, "seccomp answers: malformed");
+		r->nanswers = 0;
+		sc_report_free(r);
 		return NULL;
 	}
 	for (uint32_t i = 0; i < r->nanswers && !w->bad; i++) {
@@ -74,6 +90,7 @@ struct sc_report *sc_report_new(struct wire *w, uint32_t flags, struct jerr *e)
 	}
 	if (w->bad) {
 		jerr_set(e, 0, "seccomp answers: malformed");
+		sc_report_free(r);
 		return NULL;
 	}
 	return r;

@@ -32,6 +32,9 @@ struct sc_report;
  * op, u64 value, u64 mask). */
 struct sc_report *sc_report_new(struct wire *answers, uint32_t flags, struct jerr *e);
 
+/* sc_report_free frees what sc_report_new made. */
+void sc_report_free(struct sc_report *r);
+
 /* sc_recv_listener takes the listener fd the init stage sent on sock. */
 int sc_recv_listener(int sock);
 
