@@ -62,6 +62,14 @@ cgroups_left() {
 
 procs_named() { ps -o args | grep -c "^$1\$"; }
 
+# pids_argv NAME: the processes whose whole command line is NAME, from
+# /proc (busybox ps shows "{comm} args" when the two differ).
+pids_argv() {
+	for c in /proc/[0-9]*/cmdline; do
+		[ "$(tr '\0' ' ' 2>/dev/null <$c)" = "$1 " ] && echo "${c%/cmdline}" | cut -d/ -f3
+	done
+}
+
 # --- setup ----------------------------------------------------------------
 
 echo "guest: $(uname -r), $(nproc) cpus, $(free -m | awk '/Mem:/{print $2}') MiB, uptime $(cut -d' ' -f1 /proc/uptime)"
@@ -282,6 +290,48 @@ checks() {
 who=root
 WRAP=
 checks
+
+# --- root, v2 only: the proxy's cgroup, the sweep ------------------------------
+
+section "allowlist proxy"
+# Started on the jail's first connection, it is born in the run's cgroup
+# (CLONE_INTO_CGROUP), holds none of the caller's files, and dies with a
+# SIGKILLed jail.
+timeout 60 $J -p default --allow x.test -- /bin/sh -c 'wget -q -O /dev/null http://x.test/; exec sleep 101' \
+	>$W/px.out 2>$W/px.err </dev/null &
+pxjail=$!
+n=0
+while [ "$(procs_named 'sleep 101')" = 0 ] && [ $n -lt 100 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+px=$(pids_argv jail-proxy | head -n 1)
+pid1=$(pids_argv jail | head -n 1)
+if [ -n "$px" ] && [ -n "$pid1" ] && [ "$(cat /proc/$px/cgroup)" = "$(cat /proc/$pid1/cgroup)" ] &&
+	[ "$(readlink /proc/$px/fd/0)" = /dev/null ] && [ "$(readlink /proc/$px/fd/1)" = /dev/null ]; then
+	pass "the proxy runs in the run's cgroup ($(cat /proc/$px/cgroup)), stdin and stdout /dev/null"
+else
+	fail "the proxy (pid '$px'): cgroup '$(cat /proc/$px/cgroup 2>&1)', the jail's PID 1 (pid '$pid1') '$(cat /proc/$pid1/cgroup 2>&1)', fd 0 $(readlink /proc/$px/fd/0), fd 1 $(readlink /proc/$px/fd/1)"
+	show px
+fi
+kill -9 $pxjail
+wait $pxjail 2>/dev/null
+n=0
+while [ -n "$(pids_argv jail-proxy)" ] && [ $n -lt 50 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+if [ -n "$px" ] && [ -z "$(pids_argv jail-proxy)" ]; then pass "the proxy died with its SIGKILLed jail"; else
+	fail "the proxy outlived its SIGKILLed jail"
+fi
+
+section "sweep"
+mkdir $CG/jail/r999999999-1
+run sweep $J -p default -- true
+if [ $rc = 0 ] && [ ! -d $CG/jail/r999999999-1 ]; then pass "a dead runner's empty cgroup is swept by the next run"; else
+	fail "the dead runner's cgroup $CG/jail/r999999999-1 is still there after a run"
+	rmdir $CG/jail/r999999999-1 2>/dev/null
+fi
 
 # --- tester, delegated --------------------------------------------------------
 
