@@ -56,6 +56,13 @@ type Status struct {
 		// or not read for 5 s after the jail ended).
 		Undelivered uint64 `json:"undelivered"`
 	} `json:"output_dropped,omitempty"`
+	// OutputClosed is, with a cap, which of the caller's ends was closed
+	// while the command wrote to it: the command's next write then failed
+	// (SIGPIPE), as it would have without jail.
+	OutputClosed *struct {
+		Stdout bool `json:"stdout"`
+		Stderr bool `json:"stderr"`
+	} `json:"output_closed,omitempty"`
 	// Limits is what the run was held to, and by what.
 	Limits      *limitsRecord `json:"limits,omitempty"`
 	WallMS      float64       `json:"wall_ms"`

@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"jail/profiles"
@@ -24,4 +25,31 @@ func TestRunLeavesValue(t *testing.T) {
 	if p.Hash() != before {
 		t.Error("Run changed the caller's profile")
 	}
+}
+
+// A writer that stops taking output is a reader that closed: with a cap,
+// the command's next write fails as it would without jail, and the record
+// says which end closed.
+func TestRunClosedOutput(t *testing.T) {
+	st, err := sandbox.Run(context.Background(), sandbox.Profile{Name: "default"}, []string{"yes"},
+		sandbox.Options{Stdout: &closingWriter{left: 10}, Overrides: profiles.Overrides{MaxOutput: "1M", TimeLimit: "20s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ExitCode != 141 || st.TimedOut || st.OutputClosed == nil || !st.OutputClosed.Stdout || st.OutputClosed.Stderr {
+		t.Fatalf("want 141 and output_closed.stdout, got exit %d, timed out %v, output_closed %+v", st.ExitCode, st.TimedOut, st.OutputClosed)
+	}
+}
+
+// closingWriter takes left bytes, then fails every write, as a closed
+// pipe's reader would.
+type closingWriter struct{ left int }
+
+func (w *closingWriter) Write(p []byte) (int, error) {
+	if w.left <= 0 {
+		return 0, errors.New("closed")
+	}
+	n := min(len(p), w.left)
+	w.left -= n
+	return n, nil
 }
