@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ type config struct {
 	parallel int
 	killRate float64
 	seed     int64
+	only     string
 }
 
 func main() {
@@ -47,6 +49,7 @@ func main() {
 	flag.IntVar(&c.parallel, "parallel", 8, "runs at once")
 	flag.Float64Var(&c.killRate, "kill", 0.05, "share of runs SIGKILLed 1-50 ms after their start")
 	flag.Int64Var(&c.seed, "seed", time.Now().UnixNano(), "random seed (printed, to repeat a run)")
+	flag.StringVar(&c.only, "only", "", "run only the kinds `K1,K2` (e.g. allow-killed, to chase the proxy's races)")
 	flag.Parse()
 	if err := run(c, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
@@ -62,6 +65,11 @@ type phase struct {
 }
 
 func run(c config, w io.Writer) error {
+	for _, k := range strings.Split(c.only, ",") {
+		if k != "" && !slices.ContainsFunc(kinds(), func(x kind) bool { return x.name == k }) {
+			return fmt.Errorf("-only: no kind %q", k)
+		}
+	}
 	if os.Geteuid() != 0 {
 		return errors.New("run as root: the soak runs jails as root and as an unprivileged user it creates")
 	}
@@ -183,6 +191,9 @@ func newEnv(work, bin string, port int, who, owner caller, parallel int) (*env, 
 // runPhase runs p.runs jails, c.parallel at once.
 func runPhase(p phase, c config, seed int64) []outcome {
 	ks := kinds()
+	if c.only != "" {
+		ks = slices.DeleteFunc(ks, func(k kind) bool { return !slices.Contains(strings.Split(c.only, ","), k.name) })
+	}
 	outs := make([]outcome, p.runs)
 	next := make(chan int)
 	var wg sync.WaitGroup
