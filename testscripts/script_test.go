@@ -16,6 +16,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
+
+	"jail/internal/testhost"
 )
 
 // unprivUser is the unprivileged caller the suite runs jails as.
@@ -89,16 +91,10 @@ func prepare() (suite, error) {
 		return st, err
 	}
 	if os.Geteuid() == 0 {
-		if _, err := user.Lookup(unprivUser); err != nil {
-			out, err := exec.Command("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", unprivUser).CombinedOutput()
-			if err != nil {
-				return st, fmt.Errorf("create user %s: %v: %s", unprivUser, err, out)
-			}
-		}
-		if st.unpriv, err = user.Lookup(unprivUser); err != nil {
+		if st.unpriv, err = testhost.User(unprivUser); err != nil {
 			return st, err
 		}
-		if st.delegated, err = delegateCgroups(st.unpriv); err != nil {
+		if st.delegated, err = testhost.DelegateCgroups(st.unpriv); err != nil {
 			return st, err
 		}
 	}
@@ -123,36 +119,6 @@ func jailBinary() (string, error) {
 		return "", fmt.Errorf("build jail: %v\n%s", err, b)
 	}
 	return out, nil
-}
-
-// delegateCgroups gives u the cgroup v1 directories jail makes its runs'
-// cgroups in, /jail/user-UID in each controller's hierarchy, as an admin
-// would (jail check says how). On cgroup v2 the unprivileged scripts that
-// need cgroup limits skip: delegation there is a systemd scope, tested in
-// the cgroup v2 VM (make test-cgroup2).
-func delegateCgroups(u *user.User) ([]string, error) {
-	var st unix.Statfs_t
-	if unix.Statfs("/sys/fs/cgroup", &st) != nil || st.Type == unix.CGROUP2_SUPER_MAGIC {
-		return nil, nil
-	}
-	uid, _ := strconv.Atoi(u.Uid)
-	gid, _ := strconv.Atoi(u.Gid)
-	var made []string
-	for _, c := range []string{"memory", "pids", "cpu", "cpuacct"} {
-		top := filepath.Join("/sys/fs/cgroup", c, "jail")
-		dir := filepath.Join(top, "user-"+u.Uid)
-		if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", c)); err != nil {
-			continue
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return made, fmt.Errorf("delegate cgroups to %s: %w", u.Username, err)
-		}
-		made = append(made, dir)
-		if err := os.Chown(dir, uid, gid); err != nil {
-			return made, fmt.Errorf("delegate cgroups to %s: %w", u.Username, err)
-		}
-	}
-	return made, nil
 }
 
 func params(dir string) testscript.Params {
