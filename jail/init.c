@@ -394,10 +394,13 @@ __attribute__((constructor)) static void jail_stage_entry(int argc, char **argv,
 		unsigned char *plan = cmd ? plancache_load(argv, &len) : NULL;
 		struct run_plan p;
 		struct jerr e = {0};
-		const char *status_to = "";
-		if (plan && runplan_decode(plan, len, &p, &e) == 0 && plancache_args(argv, status_flag, &status_to) == 0) {
+		const char *status_to = NULL;
+		/* An empty --status-json is the Go side's to refuse (the key
+		 * leaves the flag out, so a plan may be cached). */
+		if (plan && runplan_decode(plan, len, &p, &e) == 0 && plancache_args(argv, status_flag, &status_to) == 0 &&
+		    (!status_to || status_to[0])) {
 			p.cached = 1;
-			runner_main(&p, cmd, status_to, started);
+			runner_main(&p, cmd, status_to ? status_to : "", started);
 		}
 		return;
 	}

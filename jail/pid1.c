@@ -125,7 +125,15 @@ void pid1_run(pid_t command)
 		struct signalfd_siginfo si;
 		if (!fds[0].revents || read(sfd, &si, sizeof si) != sizeof si)
 			continue;
-		if (si.ssi_signo == SIGCONT && stopped)
+		/* Only jail's own signals are passed on: they come from the
+		 * parent pid namespace, so with no sender pid here. One from
+		 * inside (kill(1, SIGCONT) in a loop would undo the stop while
+		 * jail is stopped, and with it the time limit) is dropped. */
+		if (si.ssi_signo != SIGCHLD && si.ssi_pid != 0)
+			continue;
+		/* Continued: the whole jail too, once jail itself runs again
+		 * (its state, not the signal, says so). */
+		if (si.ssi_signo == SIGCONT && stopped && runner_stopped() == 0)
 			stopped = kill(-1, SIGCONT) < 0;
 		if (si.ssi_signo != SIGCHLD) {
 			forward(command, (int)si.ssi_signo);

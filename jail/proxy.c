@@ -162,6 +162,8 @@ int proxy_read(struct proxy *px, int fd)
 			px->line[px->len] = 0;
 			if (!px->overlong)
 				take(px);
+			else
+				px->incomplete = 1;
 			px->len = 0;
 			px->overlong = 0;
 		} else if (px->len < sizeof px->line - 1) {

@@ -18,6 +18,7 @@ struct proxy {
 	char line[262144], last[262144]; /* the line being read, the last whole report */
 	size_t len;
 	int overlong;   /* the line being read does not fit: it is dropped */
+	int incomplete; /* a report was dropped: the record's may be an older one */
 	int failed;     /* the proxy could not start, or ended before the jail */
 	char note[1024]; /* what the proxy said that is not a report (why it failed) */
 };

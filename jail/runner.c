@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jail/hostfile.h"
 #include "jail/json.h"
 #include "jail/proxy.h"
 #include "jail/runplan.h"
@@ -357,6 +358,10 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 		fprintf(f, "%s,", o->proxy && o->proxy->last[0] ? o->proxy->last : "\"network_denied\":[],\"network_allowed\":[]");
 		if (o->proxy && o->proxy->failed)
 			fputs("\"network_proxy_failed\":true,", f);
+		/* A report too long to keep (the proxy bounds its own; this
+		 * says so should that fail), never a silent older one. */
+		if (o->proxy && o->proxy->incomplete)
+			fputs("\"network_report_incomplete\":true,", f);
 	}
 	/* jail's own CPU, outside the jail's limits: answering refused
 	 * calls costs it, and a command that floods them shows here. */
@@ -456,7 +461,9 @@ static int kernel_fs(int fd)
 	static const long magic[] = {0x9fa0 /* proc */,      0x62656572 /* sysfs */,    0x27e0eb /* cgroup */,
 				     0x63677270 /* cgroup2 */, 0x64626720 /* debugfs */,  0x74726163 /* tracefs */,
 				     0x73636673 /* securityfs */, 0x62656570 /* configfs */, 0xcafe4a11 /* bpf */,
-				     0xde5e81e4 /* efivarfs */,  0x6165676c /* pstore */};
+				     0xde5e81e4 /* efivarfs */,  0x6165676c /* pstore */,  0x42494e4d /* binfmt_misc */,
+				     0x19800202 /* mqueue */,    0xf97cff8c /* selinuxfs */, 0x65735543 /* fusectl */,
+				     0x6e736673 /* nsfs */};
 	struct statfs sf;
 	if (fstatfs(fd, &sf) < 0)
 		return 1;
@@ -481,11 +488,25 @@ static int record_target(int fd, int any_type)
 	return 0;
 }
 
+/* open_status_path opens the record's path: through no link but root's or
+ * the caller's, and a regular file (one planted in a workspace must
+ * neither redirect the record nor stall jail; /proc/self/mem would swallow
+ * it), emptied; -1 (errno) when it cannot be. */
+static int open_status_path(const char *to)
+{
+	int fd = hostfile_open(to, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd >= 0 && (record_target(fd, 0) < 0 || ftruncate(fd, 0) < 0)) {
+		close(fd);
+		fd = -1;
+		errno = EINVAL;
+	}
+	return fd;
+}
+
 /* open_status opens where the record goes: fd:N (a copy above 2, so the
- * command's stdio stay as they are), or a path, never through a symlink
- * nor into a FIFO, a device or a kernel file (one planted in a workspace
- * must neither redirect the record nor stall jail; /proc/self/mem would
- * swallow it). It returns -1 for none, -2 on error. */
+ * command's stdio stay as they are), or a path, checked now and opened
+ * again for the record once the jail is gone (reopen_status). It returns
+ * -1 for none, -2 on error. */
 static int open_status(const char *to, struct jerr *e)
 {
 	if (!to || !*to)
@@ -505,17 +526,26 @@ static int open_status(const char *to, struct jerr *e)
 		}
 		return fd;
 	}
-	int fd = open(to, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd >= 0 && (record_target(fd, 0) < 0 || ftruncate(fd, 0) < 0)) {
-		close(fd);
-		fd = -1;
-		errno = EINVAL;
-	}
+	int fd = open_status_path(to);
 	if (fd < 0) {
-		jerr_set(e, errno, "--status-json %s: open a regular file", to);
+		jerr_set(e, errno, "--status-json %s: open a regular file%s", to,
+			 errno == ELOOP ? " (through no symbolic link but root's or yours)" : "");
 		return -2;
 	}
 	return fd;
+}
+
+/* reopen_status opens the record's path again, now that nothing of the jail
+ * runs: a jail that could write where the record goes may have moved the
+ * file opened at the start and put its own in its place, or a link; the
+ * record goes to the path as it is now, or, when that is no file jail will
+ * write, nowhere (-1, errno). fd:N stays the caller's fd. */
+static int reopen_status(const char *to, int fd)
+{
+	if (strncmp(to, "fd:", 3) == 0)
+		return fd;
+	close(fd);
+	return open_status_path(to);
 }
 
 /* finish reports the run and ends jail with the command's status, or its
@@ -694,12 +724,14 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 		}
 		free(al);
 	}
-	if (status_fd >= 0 && write_status(status_fd, rec) < 0) {
+	if (status_fd >= 0 && ((status_fd = reopen_status(o->status_to, status_fd)) < 0 || write_status(status_fd, rec) < 0)) {
 		/* As for the audit log: a record asked for and lost fails the
 		 * run, loudly. */
 		char msg[256];
 		snprintf(msg, sizeof msg, "--status-json %s: the run's record could not be written (%s)", o->status_to,
-			 errno == ETIMEDOUT ? "the reader did not take it within 2 s" : strerror(errno));
+			 errno == ETIMEDOUT ? "the reader did not take it within 2 s"
+			 : errno == ELOOP   ? "a symbolic link stands where it goes, put there during the run"
+					    : strerror(errno));
 		say(msg);
 		code = 125;
 	}
@@ -1266,9 +1298,18 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 				/* ^Z: jail stops, as a job does, and its caller
 				 * (a shell) takes the terminal back; PID 1 sees it
 				 * stopped and stops the whole jail with it. The
-				 * time limit is wall time, stopped time included. */
-				if (sig == SIGTSTP)
-					raise(SIGSTOP);
+				 * time limit is wall time, stopped time included.
+				 * The SIGTSTP itself is delivered, so the kernel
+				 * decides, as for any job: no stop in an orphaned
+				 * process group, where nothing would continue it. */
+				if (sig == SIGTSTP) {
+					sigset_t tstp;
+					sigemptyset(&tstp);
+					sigaddset(&tstp, SIGTSTP);
+					raise(SIGTSTP);
+					sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+					sigprocmask(SIG_BLOCK, &tstp, NULL);
+				}
 			}
 		}
 		if (own[P_NOTIFY] >= 0 && fds[P_NOTIFY].revents) {

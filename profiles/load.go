@@ -228,8 +228,12 @@ func (f finder) find(ref string, from *layer) (source, error) {
 // does with its configuration, one that someone other than the caller or
 // root owns or can write; problems will call it name.
 func readSource(path, name, kind string) (source, fs.FileInfo, error) {
-	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is
-	// refused below, as anything but a regular file is.
+	// Anything but a regular file is refused before it is opened (a
+	// device's open may do something); O_NONBLOCK and the check after
+	// the open cover a FIFO put there meanwhile, whose open would wait.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return source{}, nil, fmt.Errorf("read %s %s: not a regular file", kind, path)
+	}
 	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return source{}, nil, err

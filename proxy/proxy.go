@@ -67,7 +67,25 @@ const (
 	maxHeader  = 64 << 10 // a request line and headers
 	maxEntries = 256      // distinct refusals and destinations recorded
 	memLimit   = 256 << 20
+	// A recorded name and reason, in bytes: with maxEntries of each
+	// kind a report line stays under the 256 KiB the runner reads.
+	maxName   = 253
+	maxReason = 200
 )
+
+// recordable is s as the record keeps it: printable ASCII, with what JSON
+// escapes (quotes, backslashes, <, >, &) and every other byte as '?', at
+// most max bytes, so a jail cannot grow a report line past what the runner
+// reads (it would be dropped, hiding the jail's connections).
+func recordable(s string, max int) string {
+	b := []byte(s[:min(len(s), max)])
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e || strings.IndexByte(`"\<>&`, c) >= 0 {
+			b[i] = '?'
+		}
+	}
+	return string(b)
+}
 
 // Main serves the two listeners until the runner ends it (SIGTERM) or
 // dies, and reports at most once a second and at the end. It never
@@ -322,9 +340,8 @@ func internal(ip netip.Addr) bool {
 // deny records a refusal: at most maxEntries distinct ones, the rest
 // counted together, and names no longer than a DNS name.
 func (p *proxy) deny(t target, reason string) {
-	if len(t.Host) > 253 {
-		t.Host = t.Host[:253]
-	}
+	t.Host = recordable(t.Host, maxName)
+	reason = recordable(reason, maxReason)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := refusal{t, reason}
@@ -338,6 +355,7 @@ func (p *proxy) deny(t target, reason string) {
 // track counts a connection to t; at most maxEntries destinations are
 // kept apart.
 func (p *proxy) track(t target) *allowedStat {
+	t.Host = recordable(t.Host, maxName)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	a := p.allowed[t]

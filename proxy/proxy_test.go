@@ -1,7 +1,13 @@
 package proxy
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/netip"
+	"os"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +66,37 @@ func TestServerName(t *testing.T) {
 	}
 	for i := range hello {
 		serverName(hello[:i]) // never panics on a cut hello
+	}
+}
+
+// TestReportBounded: however a jail names what it asks for (control bytes,
+// quotes, HTML characters that JSON escapes six-fold), a report line with
+// every entry the record keeps stays under what the runner reads (256
+// KiB, jail/proxy.h): a longer one is dropped, and with it the record of
+// the jail's connections.
+func TestReportBounded(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := newProxy(Config{}, w)
+	worst := strings.Repeat("<\x01\"", 2000)
+	for i := 0; i < 2*maxEntries; i++ {
+		p.deny(target{fmt.Sprintf("%d%s", i, worst), uint16(i)}, "TLS SNI '"+worst+"' is not the host asked for")
+		p.track(target{fmt.Sprintf("%d%s", i, worst), uint16(i)})
+	}
+	go func() {
+		p.report()
+		w.Close()
+	}()
+	line, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) >= 256<<10 {
+		t.Errorf("a report line of %d bytes: the runner reads at most %d", len(line), 256<<10)
+	}
+	if !json.Valid(append(append([]byte("{"), bytes.TrimSpace(line)...), '}')) {
+		t.Errorf("the report line is not JSON fields: %.200s", line)
 	}
 }

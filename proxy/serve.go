@@ -122,7 +122,7 @@ func (p *proxy) checkTLS(c net.Conn, br *bufio.Reader, t target) ([]byte, bool) 
 		case err != nil && ipErr != nil:
 			why = "no TLS ClientHello with SNI: " + err.Error()
 		case ipErr != nil && normal(sni) != t.Host:
-			why = "TLS SNI " + strconv.Quote(sni) + " is not the host asked for"
+			why = "TLS SNI '" + recordable(sni, maxName) + "' is not the host asked for"
 		}
 		if why != "" {
 			p.deny(t, why)
