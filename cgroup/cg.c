@@ -253,7 +253,7 @@ static int limit(const struct cg_plan *p, const char *dir, uint32_t ctrl, int v2
 int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e)
 {
 	memset(r, 0, sizeof *r);
-	r->dir_fd = r->pids_events = -1;
+	r->dir_fd = r->pids_events = r->freeze = r->events = -1;
 	r->v2 = !!(p->flags & CG_V2);
 	char name[64], own[PATH_MAX];
 	snprintf(name, sizeof name, "r%d-%llu", (int)getpid(), start_time(getpid()));
@@ -321,6 +321,16 @@ int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e)
 		jerr_set(e, errno, "cgroup: open %s", r->path[0]);
 		goto fail;
 	}
+	/* The freezer (5.2+; without it jail stops its jail with SIGSTOP). */
+	if (r->v2) {
+		r->freeze = openat(r->dir_fd, "cgroup.freeze", O_WRONLY | O_CLOEXEC);
+		r->events = r->freeze >= 0 ? openat(r->dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC) : -1;
+		char buf[256];
+		if (r->events >= 0 && pread(r->events, buf, sizeof buf, 0) < 0) {
+			close(r->events);
+			r->events = -1;
+		}
+	}
 	return 0;
 fail:
 	cg_remove(r);
@@ -355,6 +365,19 @@ int cg_pids_hit(const struct cg_run *r)
 	ssize_t n = pread(r->pids_events, buf, sizeof buf - 1, 0);
 	buf[n > 0 ? n : 0] = 0;
 	return keyed(buf, "max") > 0;
+}
+
+void cg_thaw(const struct cg_run *r)
+{
+	char buf[256];
+	if (r->freeze < 0 || r->events < 0)
+		return;
+	ssize_t n = pread(r->events, buf, sizeof buf - 1, 0);
+	buf[n > 0 ? n : 0] = 0;
+	/* Should the write fail, the jail stays frozen until its time
+	 * limit kills it (SIGKILL reaches frozen processes). */
+	ssize_t w = keyed(buf, "frozen") == 1 ? write(r->freeze, "0", 1) : 0;
+	(void)w;
 }
 
 void cg_measure(const struct cg_run *r, struct cg_usage *u)
@@ -465,11 +488,15 @@ static void sweep(const struct cg_run *r)
 
 void cg_remove(struct cg_run *r)
 {
-	if (r->pids_events >= 0)
-		close(r->pids_events);
-	if (r->dir_fd >= 0)
-		close(r->dir_fd);
-	r->pids_events = r->dir_fd = -1;
+	/* Thawed first: a frozen leftover would not die of its SIGKILL
+	 * until it is. */
+	ssize_t w = r->freeze >= 0 ? write(r->freeze, "0", 1) : 0;
+	(void)w;
+	int fds[] = {r->pids_events, r->dir_fd, r->freeze, r->events};
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	r->pids_events = r->dir_fd = r->freeze = r->events = -1;
 	/* Last made, first removed: a runner killed on the way leaves a
 	 * prefix of what cg_create made, which the next run's sweep finds. */
 	for (int i = r->n - 1; i >= 0; i--)

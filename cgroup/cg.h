@@ -55,6 +55,8 @@ struct cg_run {
 	int v2;
 	int dir_fd;      /* v2: the run's cgroup, for CLONE_INTO_CGROUP; else -1 */
 	int pids_events; /* pids.events, polled (POLLPRI) for the limit being hit; or -1 */
+	int freeze;      /* v2: cgroup.freeze, to stop the whole jail while jail is stopped; else -1 */
+	int events;      /* v2: cgroup.events, polled (POLLPRI) for it being frozen; else -1 */
 };
 
 /* What the cgroup saw of the run. -1: not known here. */
@@ -80,6 +82,12 @@ int cg_join(const struct cg_run *r, pid_t pid, struct jerr *e);
 
 /* cg_pids_hit reports whether pids.max has refused a fork in the run. */
 int cg_pids_hit(const struct cg_run *r);
+
+/* cg_thaw thaws the run's cgroup (v2) if it is frozen: jail runs, so its
+ * jail does too. PID 1 freezes it, through r->freeze, while jail is
+ * stopped: a frozen process, unlike a stopped one, cannot be continued by
+ * a SIGCONT of the jail's own making. */
+void cg_thaw(const struct cg_run *r);
 
 /* cg_measure reads the run's usage and the limits' events. */
 void cg_measure(const struct cg_run *r, struct cg_usage *u);

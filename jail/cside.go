@@ -7,9 +7,23 @@ package jail
 
 /*
 #include <stdlib.h>
+#include <unistd.h>
 #include "jail/json.h"
+#include "jail/proxy.h"
 #include "jail/runplan.h"
 #include "seccomp/sc.h"
+
+// proxy_lines reads what the proxy wrote (fd, to its EOF) as the runner
+// does; the struct is large, so it is the C side's.
+static struct proxy *proxy_lines(int fd)
+{
+	struct proxy *px = calloc(1, sizeof *px);
+	if (!px)
+		return NULL;
+	while (proxy_read(px, fd))
+		;
+	return px;
+}
 
 // decode_plan decodes a run plan, as the runner does at its start, the
 // seccomp answers included; it fills the fields the tests compare.
@@ -48,6 +62,7 @@ import "C"
 
 import (
 	"errors"
+	"os"
 	"time"
 	"unsafe"
 )
@@ -102,4 +117,24 @@ func jsonString(s string) string {
 	}
 	defer C.free(unsafe.Pointer(out))
 	return C.GoStringN(out, C.int(n))
+}
+
+// proxyLines is what the runner keeps of the lines the proxy wrote: the
+// last whole report, what it would say, and whether a report was lost.
+func proxyLines(text string) (last, note string, incomplete bool, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return "", "", false, err
+	}
+	defer r.Close()
+	go func() {
+		w.WriteString(text)
+		w.Close()
+	}()
+	px := C.proxy_lines(C.int(r.Fd()))
+	if px == nil {
+		return "", "", false, errors.New("out of memory")
+	}
+	defer C.free(unsafe.Pointer(px))
+	return C.GoString(&px.last[0]), C.GoString(&px.note[0]), px.incomplete != 0, nil
 }

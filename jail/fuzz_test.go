@@ -113,3 +113,29 @@ func cString(s string) string {
 	}
 	return b.String()
 }
+
+// TestProxyReport: the runner splices the proxy's last whole report into
+// the record, says what else the proxy wrote, and never keeps a report
+// that was cut (its end missing: the proxy died writing it) or too long:
+// it marks the record instead.
+func TestProxyReport(t *testing.T) {
+	whole := `"network_denied":[],"network_allowed":[{"host":"a.test","port":443,"connections":1,"bytes_in":1,"bytes_out":2}]`
+	for _, tc := range []struct {
+		name, in, last, note string
+		incomplete           bool
+	}{
+		{"whole reports, the last kept", whole + "\n" + whole + "\n", whole, "", false},
+		{"a message", "jail: allowlist proxy: configuration: bad\n", "", "jail: allowlist proxy: configuration: bad", false},
+		{"a report cut by other output", whole + "\n" + `"network_denied":[{"host":"x` + "fatal error\n", whole, "", true},
+		{"a report cut by its end", whole + "\n" + `"network_denied":[{"ho`, whole, "", true},
+		{"a report too long", `"network_denied":[` + strings.Repeat("x", 300<<10) + "]\n", "", "", true},
+	} {
+		last, note, incomplete, err := proxyLines(tc.in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last != tc.last || note != tc.note || incomplete != tc.incomplete {
+			t.Errorf("%s: kept %.60q, said %q, incomplete %v; want %.60q, %q, %v", tc.name, last, note, incomplete, tc.last, tc.note, tc.incomplete)
+		}
+	}
+}

@@ -1,10 +1,10 @@
 /* Opening a host path the runner writes for its caller (the status record),
- * which may lie in a directory the jail can write: only symbolic links that
- * root or the caller owns are followed on the way, and the file itself is
- * never a link. A link the jail planted is owned by the jail's host uid (a
- * root caller's jail runs as another uid, its idmapped writes belong to the
- * bind's owner), so it cannot send a root caller's write elsewhere; an
- * unprivileged caller's jail can plant only what the caller could. */
+ * which may lie in a directory the jail can write: only symbolic links root
+ * owns are followed on the way, and the file itself is never a link. A link
+ * a jail planted is owned by the jail's host uid or by a writable bind's
+ * owner, never root, so it cannot send the record elsewhere: not a root
+ * caller's write anywhere root can write, nor an unprivileged caller's
+ * into another of its directories. Bind sources follow the same rule. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,23 +18,33 @@
 /* How many links one path may go through, as the kernel's own limit. */
 #define MAX_LINKS 40
 
-/* step replaces the first len bytes of rest (a component that is a link)
- * with the link's target: rest becomes target "/" what followed. */
+/* step replaces the first len bytes of rest (name, a component that is not
+ * a directory) with its target when it is a link root owns: rest becomes
+ * target "/" what followed. The link is opened once, and its owner and
+ * target read from that one open: it cannot be swapped in between. */
 static int step(int dir, const char *name, char *rest, size_t len, size_t size)
 {
 	struct stat st;
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	int link = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (link < 0)
 		return -1;
+	char target[PATH_MAX];
+	ssize_t n = -1;
+	if (fstat(link, &st) < 0)
+		goto out;
 	if (!S_ISLNK(st.st_mode)) {
 		errno = ENOTDIR;
-		return -1;
+		goto out;
 	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		errno = ELOOP; /* a link of another user's: not followed */
-		return -1;
+	if (st.st_uid != 0) {
+		errno = ELOOP; /* a link root does not own: not followed */
+		goto out;
 	}
-	char target[PATH_MAX];
-	ssize_t n = readlinkat(dir, name, target, sizeof target - 1);
+	n = readlinkat(link, "", target, sizeof target - 1);
+out:;
+	int err = errno;
+	close(link);
+	errno = err;
 	if (n <= 0)
 		return -1;
 	size_t tail = strlen(rest + len);
@@ -99,8 +109,8 @@ int hostfile_open(const char *path, int flags, mode_t mode)
 			memmove(rest, rest + len, strlen(rest + len) + 1);
 			continue;
 		}
-		/* Not a directory: a link to follow, if it is root's or the
-		 * caller's, else the end. */
+		/* Not a directory: a link to follow, if it is root's, else
+		 * the end. */
 		if ((errno != ENOTDIR && errno != ELOOP) || ++links > MAX_LINKS ||
 		    step(dir, name, rest, len, sizeof rest) < 0) {
 			if (links > MAX_LINKS)

@@ -5,8 +5,8 @@
 #include <sys/types.h>
 
 /* hostfile_open is openat(AT_FDCWD, path, flags, mode) that follows only
- * symbolic links root or the caller owns on the way, and none as the file
- * itself (ELOOP). */
+ * symbolic links root owns on the way, and none as the file itself
+ * (ELOOP). */
 int hostfile_open(const char *path, int flags, mode_t mode);
 
 #endif

@@ -6,11 +6,13 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/capability.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -71,6 +73,30 @@ static void forward(pid_t command, int sig)
 		kill(command, sig);
 }
 
+/* freezer reports whether FD_FREEZE is the run's cgroup.freeze (cgroup
+ * v2), else closes it: then the jail is stopped with SIGSTOP, which a
+ * process of the jail can undo by having the kernel send it SIGCONT (a
+ * timer, say), where a frozen one cannot be continued by anything but a
+ * thaw. */
+static int freezer(void)
+{
+	struct statfs sf;
+	if (fstatfs(FD_FREEZE, &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC)
+		return 1;
+	close(FD_FREEZE);
+	return 0;
+}
+
+/* stop_jail stops every process of the jail: with the freezer, PID 1
+ * itself too, until jail, continued, thaws it; else with SIGSTOP, sent
+ * again at each look while jail stays stopped. */
+static int stop_jail(int frozen)
+{
+	if (frozen)
+		return write(FD_FREEZE, "1", 1) == 1;
+	return kill(-1, SIGSTOP) == 0;
+}
+
 /* runner_stopped reports whether jail's runner is stopped (state T in its
  * /proc/PID/stat; t, a tracer's stop, is not the caller's doing); -1 when
  * it cannot tell. */
@@ -99,7 +125,7 @@ void pid1_run(pid_t command)
 	struct itimerspec every = {.it_interval = {0, WATCH_NS}, .it_value = {0, WATCH_NS}};
 	if (watch < 0 || timerfd_settime(watch, 0, &every, NULL) < 0)
 		_exit(125);
-	int stopped = 0;
+	int stopped = 0, freeze = freezer();
 	struct pollfd fds[3] = {
 		{.fd = sfd, .events = POLLIN}, {.fd = FD_PLAN, .events = POLLIN}, {.fd = watch, .events = POLLIN}};
 	for (;;) {
@@ -117,24 +143,25 @@ void pid1_run(pid_t command)
 			if (read(watch, &ticks, sizeof ticks) < 0)
 				ticks = 0;
 			int now = runner_stopped();
-			if (now == 1 && !stopped)
-				stopped = kill(-1, SIGSTOP) == 0;
+			if (now == 1 && (!stopped || !freeze))
+				stopped = stop_jail(freeze);
 			else if (now == 0 && stopped)
-				stopped = kill(-1, SIGCONT) < 0;
+				stopped = !freeze && kill(-1, SIGCONT) < 0;
 		}
 		struct signalfd_siginfo si;
 		if (!fds[0].revents || read(sfd, &si, sizeof si) != sizeof si)
 			continue;
-		/* Only jail's own signals are passed on: they come from the
-		 * parent pid namespace, so with no sender pid here. One from
-		 * inside (kill(1, SIGCONT) in a loop would undo the stop while
-		 * jail is stopped, and with it the time limit) is dropped. */
-		if (si.ssi_signo != SIGCHLD && si.ssi_pid != 0)
+		/* Only jail's own signals are passed on: kill(2) from the
+		 * parent pid namespace, so SI_USER with no sender pid here,
+		 * which no process of the jail can forge (rt_sigqueueinfo may
+		 * not claim SI_USER). One from inside (kill(1, SIGCONT) in a
+		 * loop would undo a stop by signals) is dropped. */
+		if (si.ssi_signo != SIGCHLD && (si.ssi_pid != 0 || si.ssi_code != SI_USER))
 			continue;
 		/* Continued: the whole jail too, once jail itself runs again
-		 * (its state, not the signal, says so). */
+		 * (its state, not the signal, says so; frozen, jail thawed it). */
 		if (si.ssi_signo == SIGCONT && stopped && runner_stopped() == 0)
-			stopped = kill(-1, SIGCONT) < 0;
+			stopped = !freeze && kill(-1, SIGCONT) < 0;
 		if (si.ssi_signo != SIGCHLD) {
 			forward(command, (int)si.ssi_signo);
 			/* ^Z: jail stops itself next; look again soon, once

@@ -37,9 +37,9 @@ static void child_fail(int report, const char *what)
 
 /* child is the proxy's side of the fork, until its exec: into the run's
  * cgroup first (v1: nothing of the proxy runs outside it; v2 was born
- * there), then /dev/null for stdin and stdout and the report pipe for
- * stderr (the caller's files stay the caller's: a proxy holding them
- * would keep a caller reading to EOF waiting), its fds and nothing else,
+ * there), then /dev/null for stdin, stdout and stderr (the caller's files
+ * stay the caller's: a proxy holding them would keep a caller reading to
+ * EOF waiting; what it says goes on its report pipe), its fds and nothing else,
  * and the parent-death signal, checked against the runner's pid after it
  * is set, as it must be: a runner that died before would never send it. */
 static void child(const struct cg_run *cg, const int *high, pid_t runner)
@@ -49,7 +49,7 @@ static void child(const struct cg_run *cg, const int *high, pid_t runner)
 	if (!cg->v2 && cg->n && cg_join(cg, 0, &e) < 0)
 		child_fail(report, "join the run's cgroup");
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(report, 2) < 0)
+	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		child_fail(report, "stdio");
 	for (int i = 0; i < PX_NFDS; i++)
 		if (dup2(high[i], PX_HTTP + i) < 0)
@@ -138,7 +138,13 @@ static void take(struct proxy *px)
 {
 	static const char report[] = "\"network_denied\":";
 	if (strncmp(px->line, report, sizeof report - 1) == 0) {
-		memcpy(px->last, px->line, px->len + 1);
+		/* A report ends its network_allowed list; one that does not
+		 * was cut (the proxy died writing it, or something of the Go
+		 * runtime's got in): never spliced into the record. */
+		if (px->len > 0 && px->line[px->len - 1] == ']')
+			memcpy(px->last, px->line, px->len + 1);
+		else
+			px->incomplete = 1;
 		return;
 	}
 	size_t used = strlen(px->note);
@@ -153,8 +159,15 @@ int proxy_read(struct proxy *px, int fd)
 {
 	char buf[8192];
 	ssize_t n = read(fd, buf, sizeof buf);
-	if (n <= 0)
-		return n < 0 && (errno == EINTR || errno == EAGAIN) ? 1 : 0;
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	if (n <= 0) {
+		/* A line the proxy did not finish: its last report, maybe. */
+		if (px->len > 0 || px->overlong)
+			px->incomplete = 1;
+		px->len = 0;
+		return 0;
+	}
 	/* Whole lines only: one too long for the buffer is dropped, never
 	 * cut (the record would not be JSON). */
 	for (ssize_t i = 0; i < n; i++) {
@@ -191,6 +204,8 @@ void proxy_stop(struct proxy *px, int fd)
 	while (waitpid(px->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	px->pid = 0;
+	if (px->len > 0 || px->overlong)
+		px->incomplete = 1; /* killed in the middle of a line */
 	if (fd >= 0)
 		close(fd);
 	if (px->lifeline >= 0)

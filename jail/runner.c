@@ -488,8 +488,8 @@ static int record_target(int fd, int any_type)
 	return 0;
 }
 
-/* open_status_path opens the record's path: through no link but root's or
- * the caller's, and a regular file (one planted in a workspace must
+/* open_status_path opens the record's path: through no link but root's,
+ * and a regular file (one planted in a workspace must
  * neither redirect the record nor stall jail; /proc/self/mem would swallow
  * it), emptied; -1 (errno) when it cannot be. */
 static int open_status_path(const char *to)
@@ -529,7 +529,7 @@ static int open_status(const char *to, struct jerr *e)
 	int fd = open_status_path(to);
 	if (fd < 0) {
 		jerr_set(e, errno, "--status-json %s: open a regular file%s", to,
-			 errno == ELOOP ? " (through no symbolic link but root's or yours)" : "");
+			 errno == ELOOP ? " (through no symbolic link but root's)" : "");
 		return -2;
 	}
 	return fd;
@@ -740,6 +740,8 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 	 * network from then on. Its words start "jail: " already. */
 	if (o->proxy && o->proxy->note[0])
 		say(o->proxy->note + (strncmp(o->proxy->note, "jail: ", 6) ? 0 : 6));
+	else if (o->proxy && o->proxy->failed)
+		say("the allowlist proxy ended before the jail: it had no network from then on");
 	if (line)
 		say(line);
 	_exit(code);
@@ -856,7 +858,7 @@ static void reap(pid_t pid)
 
 /* Fds of the runner's own ends. */
 enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P_PIDS, P_OUT1, P_OUT2,
-       P_GONE1, P_GONE2, P_NET, P_HTTP, P_SOCKS, P_PROXY, P_N };
+       P_GONE1, P_GONE2, P_NET, P_HTTP, P_SOCKS, P_PROXY, P_FROZEN, P_N };
 
 static int recv_listeners(int sock, struct proxy *px)
 {
@@ -1096,11 +1098,18 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	 * exists: the init stage starts inside it. On v1 while the init stage
 	 * execs and makes its user namespace, which takes longer: it is moved
 	 * in before it starts anything (below). */
-	struct cg_run cg = {.dir_fd = -1, .pids_events = -1};
+	struct cg_run cg = {.dir_fd = -1, .pids_events = -1, .freeze = -1, .events = -1};
 	int v2 = (p->cg.flags & CG_ON) && (p->cg.flags & CG_V2);
 	if (v2 && cg_create(&p->cg, &cg, &e) < 0)
 		finish(p, status_fd, &o, e.msg);
 	o.cgr = &cg;
+	/* What PID 1 freezes the jail with while jail is stopped (v2); on v1
+	 * it has only signals, and gets /dev/null. */
+	child_fds[7] = cg.freeze >= 0 ? fcntl(cg.freeze, F_DUPFD_CLOEXEC, 3) : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (child_fds[7] < 0) {
+		jerr_set(&e, errno, "the freezer for PID 1");
+		finish(p, status_fd, &o, e.msg);
+	}
 	pid_t stage = spawn(child_fds, FD_NFIXED + (int)p->ntrees, p->max_output ? outw : NULL, cg.dir_fd);
 	if (stage < 0) {
 		jerr_set(&e, errno, "start the init stage");
@@ -1178,6 +1187,9 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	if (!allowlist)
 		close(ne[0]);
 	own[P_HTTP] = own[P_SOCKS] = own[P_PROXY] = -1;
+	/* v2: the jail frozen while jail runs (PID 1 froze it just as jail
+	 * was continued) is thawed; see cg_thaw. */
+	own[P_FROZEN] = cg.events;
 	own[P_SIG] = signalfd(-1, &fwd, SFD_CLOEXEC);
 	own[P_TIMER] = -1;
 	int timer_ok = 1;
@@ -1211,6 +1223,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 		if (sent == sendable)
 			fds[P_PLAN].fd = -1;
 		fds[P_PIDS].events = pids_events;
+		fds[P_FROZEN].events = POLLPRI;
 		for (int i = 0; i < 2; i++) {
 			fds[P_OUT1 + i] = p->max_output ? relay_poll(&relays[i]) : (struct pollfd){.fd = -1};
 			fds[P_GONE1 + i] = p->max_output ? relay_watch(&relays[i]) : (struct pollfd){.fd = -1};
@@ -1291,6 +1304,8 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			struct signalfd_siginfo si;
 			if (read(own[P_SIG], &si, sizeof si) == sizeof si) {
 				int sig = (int)si.ssi_signo;
+				if (sig == SIGCONT)
+					cg_thaw(&cg);
 				if (pid1)
 					kill(pid1, sig);
 				else if (sig != SIGTSTP && sig != SIGCONT)
@@ -1380,6 +1395,8 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 			own[P_PROXY] = -1;
 			px.failed = 1;
 		}
+		if (own[P_FROZEN] >= 0 && fds[P_FROZEN].revents)
+			cg_thaw(&cg);
 		if (own[P_TIMER] >= 0 && fds[P_TIMER].revents) {
 			/* PID 1 dies, and the kernel kills the whole pid
 			 * namespace with it: daemons and grandchildren too. */

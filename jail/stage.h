@@ -21,7 +21,8 @@
 #define FD_NOTIFY 7 /* a unix socket: the seccomp listener goes to the runner through it */
 #define FD_NET 8    /* a unix socket: the allowlist proxy's listeners go to the runner through it */
 #define FD_WATCH 9  /* the runner's /proc/PID/stat: PID 1 stops the jail while jail is stopped */
-#define FD_TREES 10 /* the mount trees the runner cloned, if any */
+#define FD_FREEZE 10 /* v2: the run's cgroup.freeze, which PID 1 stops it with; else /dev/null */
+#define FD_TREES 11 /* the mount trees the runner cloned, if any */
 #define FD_NFIXED (FD_TREES - FD_PLAN) /* the fds before the trees */
 
 #define PLAN_MAGIC 0x4c49414au /* "JAIL" */

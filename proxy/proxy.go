@@ -96,19 +96,21 @@ func Main(args []string) {
 	// its own: the proxy's threads count against the jail's pids limit.
 	unix.SetNonblock(fdLifeline, true)
 	lifeline := os.NewFile(fdLifeline, "lifeline")
+	// Why it could not serve goes to the runner on the report pipe (a
+	// line that is not a report), which says it: stderr is /dev/null, so
+	// nothing but this code's whole lines ever reaches that pipe.
+	report := os.NewFile(fdReport, "report")
 	var cfg Config
 	data, err := io.ReadAll(io.LimitReader(os.NewFile(fdConfig, "config"), 1<<20))
 	if err == nil {
 		err = json.Unmarshal(data, &cfg)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "jail: allowlist proxy: configuration:", err)
-		os.Exit(125)
+		fail(report, fmt.Errorf("configuration: %w", err))
 	}
 	if os.Geteuid() == 0 {
 		if err := dropRoot(cfg.UID, cfg.GID); err != nil {
-			fmt.Fprintln(os.Stderr, "jail: allowlist proxy:", err)
-			os.Exit(125)
+			fail(report, err)
 		}
 	}
 	// Dies with the runner: the uid change cleared the parent-death
@@ -120,7 +122,7 @@ func Main(args []string) {
 		lifeline.Read(b[:]) // EOF, or an error: the runner is gone
 		os.Exit(125)
 	}()
-	p := newProxy(cfg, os.NewFile(fdReport, "report"))
+	p := newProxy(cfg, report)
 	go func() {
 		for range time.Tick(time.Second) {
 			p.reportIfChanged()
@@ -132,8 +134,8 @@ func Main(args []string) {
 	}{{fdHTTP, p.serveHTTP}, {fdSOCKS, p.serveSOCKS}} {
 		ln, err := net.FileListener(os.NewFile(l.fd, "listener"))
 		if err != nil {
-			fmt.Fprintln(os.Stderr, "jail: allowlist proxy: listener:", err)
-			os.Exit(125)
+			p.mu.Lock() // no report is written meanwhile
+			fail(report, fmt.Errorf("listener: %w", err))
 		}
 		go p.accept(ln, l.serve)
 	}
@@ -142,6 +144,12 @@ func Main(args []string) {
 	<-term
 	p.report()
 	os.Exit(0)
+}
+
+// fail tells the runner why the proxy ends, on one line, and ends it.
+func fail(report *os.File, err error) {
+	fmt.Fprintln(report, "jail: allowlist proxy:", strings.ReplaceAll(err.Error(), "\n", " "))
+	os.Exit(125)
 }
 
 func dropRoot(uid, gid uint32) error {

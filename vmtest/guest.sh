@@ -308,8 +308,9 @@ done
 px=$(pids_argv jail-proxy | head -n 1)
 pid1=$(pids_argv jail | head -n 1)
 if [ -n "$px" ] && [ -n "$pid1" ] && [ "$(cat /proc/$px/cgroup)" = "$(cat /proc/$pid1/cgroup)" ] &&
-	[ "$(readlink /proc/$px/fd/0)" = /dev/null ] && [ "$(readlink /proc/$px/fd/1)" = /dev/null ]; then
-	pass "the proxy runs in the run's cgroup ($(cat /proc/$px/cgroup)), stdin and stdout /dev/null"
+	[ "$(readlink /proc/$px/fd/0)" = /dev/null ] && [ "$(readlink /proc/$px/fd/1)" = /dev/null ] &&
+	[ "$(readlink /proc/$px/fd/2)" = /dev/null ]; then
+	pass "the proxy runs in the run's cgroup ($(cat /proc/$px/cgroup)), stdin, stdout and stderr /dev/null"
 else
 	fail "the proxy (pid '$px'): cgroup '$(cat /proc/$px/cgroup 2>&1)', the jail's PID 1 (pid '$pid1') '$(cat /proc/$pid1/cgroup 2>&1)', fd 0 $(readlink /proc/$px/fd/0), fd 1 $(readlink /proc/$px/fd/1)"
 	show px
@@ -323,6 +324,35 @@ while [ -n "$(pids_argv jail-proxy)" ] && [ $n -lt 50 ]; do
 done
 if [ -n "$px" ] && [ -z "$(pids_argv jail-proxy)" ]; then pass "the proxy died with its SIGKILLed jail"; else
 	fail "the proxy outlived its SIGKILLed jail"
+fi
+
+section "stopped jail, frozen jail"
+# SIGSTOP to jail freezes its cgroup (PID 1 does it, seeing jail stopped):
+# a process that has a timer send it SIGCONT every 20 ms, which undoes a
+# stop by signals, writes nothing until jail is continued.
+mkdir -p $W/cw && chown tester:tester $W/cw && rm -f $W/cw/c.log
+timeout 60 $J -p agent --workspace $W/cw --ro-bind $HOG:/hog -- /hog contloop /workspace/c.log >$W/cw.out 2>$W/cw.err </dev/null &
+cwjail=$!
+n=0
+while [ ! -s $W/cw/c.log ] && [ $n -lt 100 ]; do
+	sleep 0.1
+	n=$((n + 1))
+done
+kill -STOP $cwjail
+sleep 0.5
+a=$(wc -l <$W/cw/c.log)
+sleep 1
+b=$(wc -l <$W/cw/c.log)
+kill -CONT $cwjail
+sleep 0.5
+c=$(wc -l <$W/cw/c.log)
+kill -TERM $cwjail
+wait $cwjail 2>/dev/null
+if [ "$a" -gt 0 ] && [ "$a" = "$b" ] && [ "$c" -gt "$b" ]; then
+	pass "a stopped jail's jail stays frozen against its own SIGCONTs ($a lines before, $b after 1 s stopped, $c once continued)"
+else
+	fail "stopped jail: $a lines, $b after 1 s stopped (want the same), $c once continued (want more)"
+	sed -n '1,5s/^/     stderr: /p' $W/cw.err
 fi
 
 section "sweep"

@@ -2,11 +2,19 @@
  * that runs in any profile.
  *   hog forkloop     fork forever, in every child too (the C fork bomb)
  *   hog mem MIB      allocate and touch MIB MiB, then say so
- *   hog spin         burn CPU until killed */
+ *   hog spin         burn CPU until killed
+ *   hog contloop FILE
+ *                    append a line to FILE every 50 ms, with a timer that
+ *                    has the kernel send this process SIGCONT every 20 ms:
+ *                    what undoes a stop by SIGSTOP, not a frozen cgroup */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+static void on_cont(int sig) { (void)sig; }
 
 int main(int argc, char **argv)
 {
@@ -31,6 +39,24 @@ int main(int argc, char **argv)
 		for (volatile unsigned long n = 0;; n++)
 			;
 	}
-	fprintf(stderr, "usage: hog forkloop | mem MIB | spin\n");
+	if (argc >= 3 && !strcmp(argv[1], "contloop")) {
+		struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGCONT};
+		struct itimerspec every = {{0, 20000000}, {0, 20000000}};
+		timer_t t;
+		signal(SIGCONT, on_cont);
+		if (timer_create(CLOCK_MONOTONIC, &sev, &t) < 0 || timer_settime(t, 0, &every, NULL) < 0) {
+			perror("timer");
+			return 1;
+		}
+		for (;;) {
+			FILE *f = fopen(argv[2], "a");
+			if (f) {
+				fputs("x\n", f);
+				fclose(f);
+			}
+			usleep(50000);
+		}
+	}
+	fprintf(stderr, "usage: hog forkloop | mem MIB | spin | contloop FILE\n");
 	return 2;
 }
