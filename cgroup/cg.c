@@ -370,13 +370,16 @@ int cg_pids_hit(const struct cg_run *r)
 void cg_thaw(const struct cg_run *r)
 {
 	char buf[256];
-	if (r->freeze < 0 || r->events < 0)
+	if (r->freeze < 0)
 		return;
-	ssize_t n = pread(r->events, buf, sizeof buf - 1, 0);
-	buf[n > 0 ? n : 0] = 0;
-	/* Should the write fail, the jail stays frozen until its time
-	 * limit kills it (SIGKILL reaches frozen processes). */
-	ssize_t w = keyed(buf, "frozen") == 1 ? write(r->freeze, "0", 1) : 0;
+	/* Read, for cgroup.events to notify the next change; the write goes
+	 * whatever it says (a freeze still under way says frozen 0), and
+	 * changes nothing when the jail is not frozen. Should it fail, the
+	 * jail stays frozen until its time limit kills it (SIGKILL reaches
+	 * frozen processes). */
+	if (r->events >= 0 && pread(r->events, buf, sizeof buf - 1, 0) < 0)
+		buf[0] = 0;
+	ssize_t w = write(r->freeze, "0", 1);
 	(void)w;
 }
 

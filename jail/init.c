@@ -230,12 +230,12 @@ static int jail_init(void)
 		jerr_set(&e, errno, "make the init stage non-dumpable");
 		goto fail;
 	}
-	/* The signals PID 1 passes on are blocked before it exists, so one
-	 * that jail forwards while the jail is being built waits, pending,
-	 * instead of being dropped (a pid namespace's init ignores signals
-	 * it has no handler for). */
+	/* SIGCHLD blocked before PID 1 exists: its signalfd then sees the
+	 * end of a command that died before it was made. (The signals jail
+	 * passes on come on the plan pipe, and wait there.) */
 	sigset_t mask;
-	pid1_signals(&mask);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	/* The plan's last byte: the runner has put this process in the
 	 * run's cgroup (on v1 that waits for an RCU grace period, which the

@@ -111,11 +111,44 @@ static int runner_stopped(void)
 	return p && p[1] == ' ' ? p[2] == 'T' : -1;
 }
 
+/* passed_on forwards the signals jail sent on the plan pipe, a byte each
+ * (runner.c); 0 once jail is gone (EOF: the jail goes with it). */
+static int passed_on(pid_t command, int *stopped, int freeze, int watch, const struct itimerspec *every)
+{
+	unsigned char sigs[64];
+	sigset_t passed;
+	pid1_signals(&passed);
+	ssize_t n = read(FD_PLAN, sigs, sizeof sigs);
+	if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+		return 0;
+	for (ssize_t i = 0; i < n; i++) {
+		int sig = sigs[i];
+		if (sig < 1 || sig > 31 || !sigismember(&passed, sig))
+			continue;
+		/* Continued: the whole jail too, once jail itself runs again
+		 * (its state says so; frozen, jail thawed it). */
+		if (sig == SIGCONT && *stopped && runner_stopped() == 0)
+			*stopped = !freeze && kill(-1, SIGCONT) < 0;
+		forward(command, sig);
+		/* ^Z: jail stops itself next; look again soon, once the
+		 * command's own TSTP handler has had its moment. */
+		if (sig == SIGTSTP) {
+			struct itimerspec soon = {.it_interval = every->it_interval, .it_value = {0, WATCH_NS / 5}};
+			timerfd_settime(watch, 0, &soon, NULL);
+		}
+	}
+	return 1;
+}
+
 void pid1_run(pid_t command)
 {
 	drop_all();
+	/* SIGCHLD only: the signals jail passes on come as bytes on the plan
+	 * pipe; a signal sent to PID 1 from inside the jail, which has no
+	 * handler, the kernel drops (a pid namespace's init). */
 	sigset_t mask;
-	sigprocmask(SIG_BLOCK, NULL, &mask);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sfd < 0)
 		_exit(125);
@@ -134,16 +167,19 @@ void pid1_run(pid_t command)
 				continue;
 			_exit(125);
 		}
-		/* The parent holds the plan pipe open while it lives: when it
-		 * closes, jail is gone and so is the jail. */
-		if (fds[1].revents)
+		/* jail holds the plan pipe open while it lives: at its EOF jail
+		 * is gone, and so is the jail. */
+		if (fds[1].revents && !passed_on(command, &stopped, freeze, watch, &every))
 			_exit(125);
 		if (fds[2].revents) {
 			uint64_t ticks;
 			if (read(watch, &ticks, sizeof ticks) < 0)
 				ticks = 0;
+			/* Stopped again at every look while jail is: the freeze
+			 * is idempotent, and a stop by signals may have been
+			 * undone, or jail thawed and stopped again meanwhile. */
 			int now = runner_stopped();
-			if (now == 1 && (!stopped || !freeze))
+			if (now == 1)
 				stopped = stop_jail(freeze);
 			else if (now == 0 && stopped)
 				stopped = !freeze && kill(-1, SIGCONT) < 0;
@@ -151,27 +187,6 @@ void pid1_run(pid_t command)
 		struct signalfd_siginfo si;
 		if (!fds[0].revents || read(sfd, &si, sizeof si) != sizeof si)
 			continue;
-		/* Only jail's own signals are passed on: kill(2) from the
-		 * parent pid namespace, so SI_USER with no sender pid here,
-		 * which no process of the jail can forge (rt_sigqueueinfo may
-		 * not claim SI_USER). One from inside (kill(1, SIGCONT) in a
-		 * loop would undo a stop by signals) is dropped. */
-		if (si.ssi_signo != SIGCHLD && (si.ssi_pid != 0 || si.ssi_code != SI_USER))
-			continue;
-		/* Continued: the whole jail too, once jail itself runs again
-		 * (its state, not the signal, says so; frozen, jail thawed it). */
-		if (si.ssi_signo == SIGCONT && stopped && runner_stopped() == 0)
-			stopped = !freeze && kill(-1, SIGCONT) < 0;
-		if (si.ssi_signo != SIGCHLD) {
-			forward(command, (int)si.ssi_signo);
-			/* ^Z: jail stops itself next; look again soon, once
-			 * the command's own TSTP handler has had its moment. */
-			if (si.ssi_signo == SIGTSTP) {
-				struct itimerspec soon = {.it_interval = every.it_interval, .it_value = {0, WATCH_NS / 5}};
-				timerfd_settime(watch, 0, &soon, NULL);
-			}
-			continue;
-		}
 		int ws;
 		pid_t pid;
 		while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)

@@ -988,6 +988,33 @@ static void relay_step(struct relay *r)
 	}
 }
 
+/* stop_self is ^Z (SIGTSTP to jail): the SIGTSTP goes on to the command's
+ * process group first (on the plan pipe, now, when the plan is sent), and
+ * after a moment for its handlers (a full-screen program restores the
+ * terminal), the jail is frozen (cgroup v2) and jail stops, as a job does:
+ * its caller (a shell) takes the terminal back. The SIGTSTP is delivered
+ * to jail itself, so the kernel decides as for any job (no stop in an
+ * orphaned process group, where nothing would continue it); once jail runs
+ * again the jail is thawed. PID 1, seeing jail stopped, stops the jail too
+ * (with SIGSTOP where there is no freezer); the time limit is wall time,
+ * stopped time included. */
+static void stop_self(const struct cg_run *cg, int plan, unsigned char *sigq, size_t *nsigq, int plan_sent)
+{
+	if (plan_sent && *nsigq && write(plan, sigq, *nsigq) == (ssize_t)*nsigq)
+		*nsigq = 0;
+	struct timespec moment = {0, 20000000};
+	nanosleep(&moment, NULL);
+	ssize_t w = cg->freeze >= 0 ? write(cg->freeze, "1", 1) : 0;
+	(void)w;
+	sigset_t tstp;
+	sigemptyset(&tstp);
+	sigaddset(&tstp, SIGTSTP);
+	raise(SIGTSTP);
+	sigprocmask(SIG_UNBLOCK, &tstp, NULL);
+	sigprocmask(SIG_BLOCK, &tstp, NULL);
+	cg_thaw(cg);
+}
+
 void runner_main(const struct run_plan *p, char **argv, const char *status_to, uint64_t started)
 {
 	extern char **environ;
@@ -1212,15 +1239,20 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	pid_t pid1 = 0;
 	unsigned char pidbuf[4];
 	size_t pidlen = 0;
-	sigset_t pending;
-	sigemptyset(&pending);
+	/* Signals passed on to PID 1, a byte each, on the plan pipe once
+	 * the plan is sent: unlike kill(2), which the kernel merges with one
+	 * of the same number already pending (a jail that keeps signalling
+	 * its PID 1 would have jail's lost), bytes queue, and nothing of the
+	 * jail's can write there. */
+	unsigned char sigq[256];
+	size_t nsigq = 0;
 	int stage_gone = 0;
 	for (;;) {
 		struct pollfd fds[P_N];
 		for (int i = 0; i < P_N; i++)
 			fds[i] = (struct pollfd){.fd = own[i], .events = POLLIN};
 		fds[P_PLAN].events = POLLOUT;
-		if (sent == sendable)
+		if (sent == sendable && !nsigq)
 			fds[P_PLAN].fd = -1;
 		fds[P_PIDS].events = pids_events;
 		fds[P_FROZEN].events = POLLPRI;
@@ -1250,12 +1282,19 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 				continue;
 			break;
 		}
-		if (fds[P_PLAN].revents) {
+		if (fds[P_PLAN].revents && sent < sendable) {
 			n = write(pl[1], plan.p + sent, sendable - sent);
 			if (n > 0)
 				sent += (size_t)n;
 			else if (errno != EAGAIN)
 				sent = sendable; /* the init stage is gone; it says why below */
+		} else if (fds[P_PLAN].revents) {
+			n = write(pl[1], sigq, nsigq);
+			if (n > 0 || errno != EAGAIN) {
+				size_t done = n > 0 ? (size_t)n : nsigq;
+				memmove(sigq, sigq + done, nsigq - done);
+				nsigq -= done;
+			}
 		}
 		if (fds[P_SYNC].revents) {
 			n = read(sy[0], pidbuf + pidlen, sizeof pidbuf - pidlen);
@@ -1265,9 +1304,6 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 				pid1 = (pid_t)v;
 				if (o.timed_out)
 					kill(pid1, SIGKILL);
-				for (int sig = 1; sig < 32; sig++)
-					if (sigismember(&pending, sig))
-						kill(pid1, sig);
 			}
 			if (n <= 0 || pid1) {
 				close(sy[0]);
@@ -1306,25 +1342,10 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCONT)
 					cg_thaw(&cg);
-				if (pid1)
-					kill(pid1, sig);
-				else if (sig != SIGTSTP && sig != SIGCONT)
-					sigaddset(&pending, sig);
-				/* ^Z: jail stops, as a job does, and its caller
-				 * (a shell) takes the terminal back; PID 1 sees it
-				 * stopped and stops the whole jail with it. The
-				 * time limit is wall time, stopped time included.
-				 * The SIGTSTP itself is delivered, so the kernel
-				 * decides, as for any job: no stop in an orphaned
-				 * process group, where nothing would continue it. */
-				if (sig == SIGTSTP) {
-					sigset_t tstp;
-					sigemptyset(&tstp);
-					sigaddset(&tstp, SIGTSTP);
-					raise(SIGTSTP);
-					sigprocmask(SIG_UNBLOCK, &tstp, NULL);
-					sigprocmask(SIG_BLOCK, &tstp, NULL);
-				}
+				if (nsigq < sizeof sigq)
+					sigq[nsigq++] = (unsigned char)sig;
+				if (sig == SIGTSTP)
+					stop_self(&cg, pl[1], sigq, &nsigq, sent == sendable);
 			}
 		}
 		if (own[P_NOTIFY] >= 0 && fds[P_NOTIFY].revents) {

@@ -14,7 +14,7 @@
 #define JAIL_STAGE_ENV "_JAIL_STAGE="
 
 /* Fds the parent passes, in ExtraFiles order. */
-#define FD_PLAN 3   /* read: u32 length, the plan; then open until the parent dies */
+#define FD_PLAN 3   /* read: u32 length, the plan, 'C'; then the signals jail passes on, a byte each, until it dies */
 #define FD_ERR 4    /* write: one error line, or EOF when the command was exec'd */
 #define FD_STATUS 5 /* write: the command's status record */
 #define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
@@ -71,11 +71,10 @@ struct proc_plan {
  * returns. */
 void pid1_run(pid_t command) __attribute__((noreturn));
 
-/* pid1_signals is what PID 1 waits for (blocked, read from a signalfd):
- * SIGCHLD and the signals jail passes on. The init stage blocks them
- * before PID 1 exists, so one passed on while the jail is being built
- * waits, pending, instead of being dropped (a pid namespace's init ignores
- * signals it has no handler for). */
+/* pid1_signals is what jail passes on to the command: the runner blocks
+ * them, reads them from a signalfd, and sends each, a byte, on the plan
+ * pipe after the plan (signals would merge with one of the same number
+ * the jail keeps pending at its PID 1); PID 1 passes them on. */
 void pid1_signals(sigset_t *set);
 
 /* close_fds_from closes every fd from lo up except the nkeep in keep

@@ -27,7 +27,9 @@ import (
 //	    makes close_range(2) fail for it, -bg starts it in the background
 //	    under NAME (then: bgwait, signal)
 //	bgwait [-code N] NAME      wait for a background run; its output becomes stdout/stderr
-//	signal SIG NAME            send SIG (KILL, TERM, INT, ...) to background run NAME
+//	signal [-repeat N] SIG NAME
+//	                           send SIG (KILL, TERM, INT, ...) to background run NAME
+//	                           (N times, 20 ms apart)
 //	ptyrun [-code N] WAIT KEYS -- PROG ARGS...
 //	                           run PROG on a terminal of its own (a new pty, its
 //	                           controlling terminal); once its output holds WAIT,
@@ -268,11 +270,22 @@ var signals = map[string]syscall.Signal{
 }
 
 func (b *background) signal(ts *testscript.TestScript, neg bool, args []string) {
+	repeat := 1
+	if len(args) == 4 && args[0] == "-repeat" {
+		n, err := strconv.Atoi(args[1])
+		ts.Check(err)
+		repeat, args = n, args[2:]
+	}
 	if len(args) != 2 || signals[args[0]] == 0 {
-		ts.Fatalf("usage: signal KILL|TERM|INT|HUP|QUIT|USR1|USR2|WINCH|TSTP|STOP|CONT NAME")
+		ts.Fatalf("usage: signal [-repeat N] KILL|TERM|INT|HUP|QUIT|USR1|USR2|WINCH|TSTP|STOP|CONT NAME")
 	}
 	p := b.get(ts, args[1])
-	ts.Check(p.cmd.Process.Signal(signals[args[0]]))
+	for i := 0; i < repeat; i++ {
+		if i > 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		ts.Check(p.cmd.Process.Signal(signals[args[0]]))
+	}
 }
 
 // killGroup ends a process the script started, and its process group, by

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -112,7 +113,16 @@ static int probe(const char *n)
 			waitpid(p, &st, 0);
 		errno = r;
 		report(n, r ? -1 : 0);
-	} else if (!strcmp(n, "keyctl"))
+	} else if (!strcmp(n, "sched-idle-pid1") || !strcmp(n, "sched-idle-self")) {
+		struct sched_param sp = {0};
+		report(n, sched_setscheduler(!strcmp(n, "sched-idle-pid1") ? 1 : 0, SCHED_IDLE, &sp));
+	} else if (!strcmp(n, "nice-pid1"))
+		report(n, setpriority(PRIO_PROCESS, 1, 19));
+	else if (!strcmp(n, "nice-user"))
+		report(n, setpriority(PRIO_USER, getuid(), 19));
+	else if (!strcmp(n, "nice-self"))
+		report(n, setpriority(PRIO_PROCESS, 0, 19));
+	else if (!strcmp(n, "keyctl"))
 		report(n, syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3 /* session */, 0));
 	else if (!strcmp(n, "add_key"))
 		report(n, syscall(SYS_add_key, "user", "probe", "x", 1, -3));
