@@ -122,6 +122,17 @@ void command_exec(const struct proc_plan *p)
 		fail(&e);
 	}
 	umask(p->umask);
+	/* No real-time scheduling and no priority above the normal, whatever
+	 * the caller was allowed: a real-time task is not held by the run's
+	 * CPU quota, and either could starve the jail's PID 1. */
+	static const int no_raise[] = {RLIMIT_RTPRIO, RLIMIT_NICE};
+	for (size_t i = 0; i < sizeof no_raise / sizeof no_raise[0]; i++) {
+		struct rlimit zero = {0, 0};
+		if (setrlimit(no_raise[i], &zero) < 0) {
+			jerr_set(&e, errno, "set rlimit %d to 0", no_raise[i]);
+			fail(&e);
+		}
+	}
 	for (uint32_t i = 0; i < p->nrlimits; i++) {
 		struct rlimit rl = {.rlim_cur = p->rlimits[i].soft, .rlim_max = p->rlimits[i].hard};
 		if (setrlimit((int)p->rlimits[i].resource, &rl) < 0) {

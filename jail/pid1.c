@@ -24,6 +24,9 @@
  * so nothing tells it. */
 #define WATCH_NS 100000000
 
+/* How many children PID 1 reaps before it looks at jail again. */
+#define REAP_BATCH 64
+
 void pid1_signals(sigset_t *set)
 {
 	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP,  SIGQUIT,
@@ -158,11 +161,11 @@ void pid1_run(pid_t command)
 	struct itimerspec every = {.it_interval = {0, WATCH_NS}, .it_value = {0, WATCH_NS}};
 	if (watch < 0 || timerfd_settime(watch, 0, &every, NULL) < 0)
 		_exit(125);
-	int stopped = 0, freeze = freezer();
+	int stopped = 0, freeze = freezer(), more = 0;
 	struct pollfd fds[3] = {
 		{.fd = sfd, .events = POLLIN}, {.fd = FD_PLAN, .events = POLLIN}, {.fd = watch, .events = POLLIN}};
 	for (;;) {
-		if (poll(fds, 3, -1) < 0) {
+		if (poll(fds, 3, more ? 0 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(125);
@@ -185,12 +188,20 @@ void pid1_run(pid_t command)
 				stopped = !freeze && kill(-1, SIGCONT) < 0;
 		}
 		struct signalfd_siginfo si;
-		if (!fds[0].revents || read(sfd, &si, sizeof si) != sizeof si)
+		if (fds[0].revents && read(sfd, &si, sizeof si) != sizeof si)
 			continue;
-		int ws;
-		pid_t pid;
-		while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
+		if (!fds[0].revents && !more)
+			continue;
+		/* A batch at a time, then back to poll: a jail making orphans
+		 * that exit as fast as it can must not keep PID 1 reaping, deaf
+		 * to jail and blind to its stop. */
+		int ws, n = 0;
+		pid_t pid = 0;
+		while (n < REAP_BATCH && (pid = waitpid(-1, &ws, WNOHANG)) > 0) {
 			if (pid == command)
 				finish(ws);
+			n++;
+		}
+		more = n == REAP_BATCH;
 	}
 }

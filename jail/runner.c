@@ -1004,6 +1004,11 @@ static void stop_self(const struct cg_run *cg, int plan, unsigned char *sigq, si
 		*nsigq = 0;
 	struct timespec moment = {0, 20000000};
 	nanosleep(&moment, NULL);
+	/* Continued meanwhile: no stop (the stop would discard the pending
+	 * SIGCONT, and nothing would continue jail). */
+	sigset_t pending;
+	if (sigpending(&pending) == 0 && sigismember(&pending, SIGCONT))
+		return;
 	ssize_t w = cg->freeze >= 0 ? write(cg->freeze, "1", 1) : 0;
 	(void)w;
 	sigset_t tstp;
@@ -1342,7 +1347,10 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 				int sig = (int)si.ssi_signo;
 				if (sig == SIGCONT)
 					cg_thaw(&cg);
-				if (nsigq < sizeof sigq)
+				/* A stop or continue before the jail has a
+				 * command has nothing to stop or continue. */
+				int early = !pid1 && (sig == SIGTSTP || sig == SIGCONT);
+				if (!early && nsigq < sizeof sigq)
 					sigq[nsigq++] = (unsigned char)sig;
 				if (sig == SIGTSTP)
 					stop_self(&cg, pl[1], sigq, &nsigq, sent == sendable);

@@ -154,7 +154,8 @@ func setup(env *testscript.Env) error {
 
 // condition answers [root] (the suite runs as root, so it can also run
 // jails as the unprivileged user), [amd64], [cgroupv1] (the host's pids
-// controller is on v1), and [file_getattr]: the
+// controller is on v1), [rtprio] (it may raise RLIMIT_RTPRIO), and
+// [file_getattr]: the
 // kernel has syscall 468 (Linux 6.17), one libseccomp cannot name.
 func condition(cond string) (bool, error) {
 	switch cond {
@@ -165,6 +166,9 @@ func condition(cond string) (bool, error) {
 	case "cgroupv1":
 		_, err := os.Stat("/sys/fs/cgroup/pids/cgroup.procs")
 		return err == nil, nil
+	case "rtprio":
+		// This caller may raise RLIMIT_RTPRIO (CAP_SYS_RESOURCE).
+		return exec.Command("sh", "-c", "ulimit -r 50").Run() == nil, nil
 	case "file_getattr":
 		_, _, errno := unix.Syscall6(468, ^uintptr(0), 0, 0, 0, 0, 0)
 		return errno != unix.ENOSYS, nil

@@ -355,6 +355,21 @@ else
 	sed -n '1,5s/^/     stderr: /p' $W/cw.err
 fi
 
+section "no real-time scheduling"
+# A real-time task is not held by the CPU quota: whatever the caller's
+# RLIMIT_RTPRIO, the jail's is 0.
+if (ulimit -r 50 && $HOG rtself) >/dev/null 2>&1; then
+	run rt sh -c "ulimit -r 50 && exec $J -p default --ro-bind $HOG:/hog -- /hog rtself"
+	if [ $rc = 1 ] && has 'rtself: Operation not permitted' $W/rt.err; then
+		pass "a caller with RLIMIT_RTPRIO 50: its jail cannot go real-time"
+	else
+		fail "RLIMIT_RTPRIO 50 passed into the jail"
+		show rt
+	fi
+else
+	note "skipped: root cannot make itself real-time here"
+fi
+
 section "sweep"
 mkdir $CG/jail/r999999999-1
 run sweep $J -p default -- true

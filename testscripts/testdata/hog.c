@@ -6,7 +6,9 @@
  *   hog contloop FILE
  *                    append a line to FILE every 50 ms, with a timer that
  *                    has the kernel send this process SIGCONT every 20 ms:
- *                    what undoes a stop by SIGSTOP, not a frozen cgroup */
+ *                    what undoes a stop by SIGSTOP, not a frozen cgroup
+ *   hog rtself       make itself a real-time (SCHED_FIFO) task, or fail */
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,15 @@ int main(int argc, char **argv)
 			usleep(50000);
 		}
 	}
-	fprintf(stderr, "usage: hog forkloop | mem MIB | spin | contloop FILE\n");
+	if (argc >= 2 && !strcmp(argv[1], "rtself")) {
+		struct sched_param sp = {.sched_priority = 10};
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) < 0) {
+			perror("rtself");
+			return 1;
+		}
+		puts("rtself: real-time");
+		return 0;
+	}
+	fprintf(stderr, "usage: hog forkloop | mem MIB | spin | contloop FILE | rtself\n");
 	return 2;
 }

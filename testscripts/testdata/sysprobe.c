@@ -116,10 +116,21 @@ static int probe(const char *n)
 	} else if (!strcmp(n, "sched-idle-pid1") || !strcmp(n, "sched-idle-self")) {
 		struct sched_param sp = {0};
 		report(n, sched_setscheduler(!strcmp(n, "sched-idle-pid1") ? 1 : 0, SCHED_IDLE, &sp));
+	} else if (!strcmp(n, "sched-idle-pid1-hi")) {
+		/* pid 1 with bits the kernel drops (it reads an int) */
+		struct sched_param sp = {0};
+		report(n, syscall(SYS_sched_setscheduler, 0x100000001L, SCHED_IDLE, &sp));
+	} else if (!strcmp(n, "rt-self")) {
+		struct sched_param sp = {.sched_priority = 10};
+		report(n, sched_setscheduler(0, SCHED_FIFO, &sp));
 	} else if (!strcmp(n, "nice-pid1"))
 		report(n, setpriority(PRIO_PROCESS, 1, 19));
+	else if (!strcmp(n, "nice-pid1-hi"))
+		report(n, syscall(SYS_setpriority, 0x100000000L | PRIO_PROCESS, 0x100000001L, 19));
 	else if (!strcmp(n, "nice-user"))
 		report(n, setpriority(PRIO_USER, getuid(), 19));
+	else if (!strcmp(n, "nice-user-hi"))
+		report(n, syscall(SYS_setpriority, 0x100000000L | PRIO_USER, (long)getuid(), 19));
 	else if (!strcmp(n, "nice-self"))
 		report(n, setpriority(PRIO_PROCESS, 0, 19));
 	else if (!strcmp(n, "keyctl"))
