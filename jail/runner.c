@@ -939,11 +939,7 @@ static struct pollfd relay_watch(const struct relay *r)
 static void relay_broken(struct relay *r)
 {
 	r->broken = 1;
-	r->lost += r->len - r->off;
-	r->off = r->len = 0;
-	if (r->in >= 0)
-		close(r->in);
-	r->in = -1;
+	relay_give_up(r);
 }
 
 static void relay_step(struct relay *r)
