@@ -29,7 +29,8 @@ type Record struct {
 	raw string
 }
 
-// Line is the record as it was logged.
+// Line is the record as it was logged (JSON, promoted from Status, is
+// the status record alone, re-encoded).
 func (r Record) Line() string { return r.raw }
 
 // Read reads the records at or after since, and counts the lines that are
