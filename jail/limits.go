@@ -14,7 +14,7 @@ import (
 
 // LimitsRecord is the status record's "limits": what the run was held to,
 // and by what. Go plans it (planLimits) and the runner writes it as planned.
-// A limit not asked for is absent (0 would read as "none allowed").
+// A limit not asked for is absent.
 type LimitsRecord struct {
 	Cgroup    string  `json:"cgroup"`               // the run's cgroup: "v1", "v2" or "none"
 	Memory    uint64  `json:"memory,omitempty"`     // bytes
