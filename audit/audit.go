@@ -11,39 +11,26 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"jail/jail"
 )
 
-// Record is one run's line; only the fields the summary reads are named.
+// Record is one run's line: who ran what, where and when, then the run's
+// status record (the runner writes both, audit_line in runner.c).
 type Record struct {
-	Time     time.Time `json:"time"`
-	RunID    string    `json:"run_id"`
-	Session  string    `json:"session"`
-	Profile  string    `json:"profile"`
-	Argv     []string  `json:"argv"`
-	ExitCode int       `json:"exit_code"`
-	TimedOut bool      `json:"timed_out"`
-	OOM      bool      `json:"oom_killed"`
-	Pids     bool      `json:"pids_limit_hit"`
-	CPUTime  bool      `json:"cpu_time_exceeded"`
-	FileSize bool      `json:"file_too_large"`
-	Output   bool      `json:"output_truncated"`
-	// Reported is false when refused syscalls went unreported
-	// (report = false).
-	Reported *bool  `json:"seccomp_reported"`
-	Error    string `json:"error"`
-	Denied   []struct {
-		Syscall string `json:"syscall"`
-		Count   int    `json:"count"`
-	} `json:"denied"`
-	NetDenied []struct {
-		Host  string `json:"host"`
-		Port  int    `json:"port"`
-		Count int    `json:"count"`
-	} `json:"network_denied"`
+	Time        time.Time `json:"time"`   // when the run ended, UTC, to the millisecond
+	RunID       string    `json:"run_id"` // 16 hex digits, random
+	Session     string    `json:"session"`
+	Argv        []string  `json:"argv"`
+	Cwd         string    `json:"cwd"` // jail's, on the host
+	CallerUID   uint32    `json:"caller_uid"`
+	JailVersion string    `json:"jail_version"`
+	jail.Status
 	raw string
 }
 
-// Line is the record as it was logged.
+// Line is the record as it was logged (JSON, promoted from Status, is
+// the status record alone, re-encoded).
 func (r Record) Line() string { return r.raw }
 
 // Read reads the records at or after since, and counts the lines that are
@@ -91,28 +78,28 @@ func Summarize(recs []Record) Summary {
 			v = "jail_error"
 		case r.TimedOut:
 			v = "timed_out"
-		case r.OOM:
+		case r.OOMKilled:
 			v = "oom_killed"
-		case r.Pids:
+		case r.PidsLimitHit:
 			v = "pids_limit_hit"
-		case r.CPUTime:
+		case r.CPUTimeExceeded:
 			v = "cpu_time_exceeded"
-		case r.FileSize:
+		case r.FileTooLarge:
 			v = "file_too_large"
 		case r.ExitCode != 0:
 			v = "nonzero_exit"
 		}
 		s.Verdicts[v]++
-		if r.Output {
+		if r.OutputTruncated {
 			s.Verdicts["output_truncated"]++
 		}
-		if r.Reported != nil && !*r.Reported {
+		if r.SeccompReported != nil && !*r.SeccompReported {
 			s.Verdicts["seccomp_unreported"]++
 		}
 		for _, d := range r.Denied {
-			s.Syscalls[d.Syscall] += d.Count
+			s.Syscalls[d.Syscall] += int(d.Count)
 		}
-		for _, d := range r.NetDenied {
+		for _, d := range r.NetworkDenied {
 			s.Hosts[fmt.Sprintf("%s:%d", d.Host, d.Port)] += d.Count
 		}
 	}

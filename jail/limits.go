@@ -12,17 +12,23 @@ import (
 	"jail/cgroup"
 )
 
-// limitsRecord is the status record's "limits": what the run was held to,
-// and how; the runner writes it as planned.
-type limitsRecord struct {
-	Cgroup      string   `json:"cgroup"`               // v1, v2 or none
-	Memory      uint64   `json:"memory,omitempty"`     // bytes
-	Pids        uint64   `json:"pids,omitempty"`       // processes
-	CPU         float64  `json:"cpu,omitempty"`        // cores
-	MaxOutput   uint64   `json:"max_output,omitempty"` // bytes per stream
-	Enforced    []string `json:"enforced"`             // each limit, and by what
-	NotEnforced []string `json:"not_enforced"`         // limits asked for that do not hold
-	Why         string   `json:"why_not,omitempty"`    // why the cgroup limits do not (best-effort)
+// LimitsRecord is the status record's "limits": what the run was held to,
+// and by what. Go plans it (planLimits) and the runner writes it as planned.
+// A limit not asked for is absent.
+type LimitsRecord struct {
+	Cgroup    string  `json:"cgroup"`               // the run's cgroup: "v1", "v2" or "none"
+	Memory    uint64  `json:"memory,omitempty"`     // bytes
+	Pids      uint64  `json:"pids,omitempty"`       // processes
+	CPU       float64 `json:"cpu,omitempty"`        // cores
+	MaxOutput uint64  `json:"max_output,omitempty"` // bytes per stream
+	// Enforced names each limit that holds, and by what ("memory (cgroup
+	// v2)", "pids (RLIMIT_NPROC, per jail)"); NotEnforced each asked for
+	// that does not (best-effort). Both are there, maybe empty.
+	Enforced    []string `json:"enforced"`
+	NotEnforced []string `json:"not_enforced"`
+	// Why says why the cgroup limits do not hold (best-effort on a host
+	// that cannot give them); absent when they do.
+	Why string `json:"why_not,omitempty"`
 }
 
 func cgroupLimits(l Limits) cgroup.Limits {
@@ -37,7 +43,7 @@ func cgroupLimits(l Limits) cgroup.Limits {
 // record says which limits held and which did not.
 func planLimits(cfg Config, root bool) (cgroup.Placement, []Rlimit, string, error) {
 	l := cfg.Limits
-	rec := limitsRecord{Cgroup: "none", Memory: l.Memory, Pids: l.Pids, CPU: l.CPU, MaxOutput: l.MaxOutput,
+	rec := LimitsRecord{Cgroup: "none", Memory: l.Memory, Pids: l.Pids, CPU: l.CPU, MaxOutput: l.MaxOutput,
 		Enforced: []string{}, NotEnforced: []string{}}
 	rlimits := cfg.Rlimits
 	var place cgroup.Placement

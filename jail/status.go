@@ -1,5 +1,8 @@
 package jail
 
+// The status record: its Go type, the contract every writer and reader of
+// the record keeps, and the record Go writes when the runner never started.
+
 import (
 	"encoding/json"
 	"time"
@@ -27,57 +30,155 @@ type SetupError struct {
 
 func (e *SetupError) Error() string { return e.Msg }
 
-// Status is the --status-json record: one JSON object per run, for the
-// caller (an agent platform) to learn exactly what happened. Fields are only
-// ever added, never renamed.
+// Status is the status record: one JSON object per run that tells the
+// caller (an agent platform) exactly what happened. It is a contract:
+//
+//   - The runner writes it (runner.c's status_record, with the proxy's
+//     network fields and Go's planned limits and secrets spliced in); Go
+//     writes it only when jail fails before the runner starts (NewStatus).
+//     --status-json, sandbox.Run and each audit log line carry it.
+//   - Fields are only ever added, never renamed, retyped or given another
+//     meaning (so Version is 1); a reader ignores fields it does not know.
+//   - A field without omitempty is in every record. The others are absent
+//     when their comment says. The record Go writes has only the former,
+//     and Error; the runner's always has Limits, Network, JailCPUMS,
+//     Seccomp, SeccompAudit, SeccompCompiled and Denied too.
+//   - Times are milliseconds (to the microsecond), sizes bytes.
+//
+// testscripts/status_golden_test.go runs jails that end every way and
+// decodes each record strictly into this type, so the writers and the type
+// cannot drift.
 type Status struct {
-	Version    int    `json:"version"`
-	ExitCode   int    `json:"exit_code"`
-	Signal     int    `json:"signal"`
+	Version  int `json:"version"`   // 1
+	ExitCode int `json:"exit_code"` // jail's exit status: the command's, 128+N for signal N, 125 jail's own failure
+	Signal   int `json:"signal"`    // the signal that ended the command, 0 if it exited
+	// SignalName is Signal's name ("SIGKILL"); absent when Signal is 0
+	// (or has no name).
 	SignalName string `json:"signal_name,omitempty"`
-	TimedOut   bool   `json:"timed_out"`
+
 	// The verdict: which limit ended or hurt the run.
+	TimedOut        bool `json:"timed_out"`         // the time limit killed the jail
 	OOMKilled       bool `json:"oom_killed"`        // the cgroup's OOM killer ended a process
 	PidsLimitHit    bool `json:"pids_limit_hit"`    // the process limit refused a fork
 	CPUTimeExceeded bool `json:"cpu_time_exceeded"` // SIGXCPU (RLIMIT_CPU) killed the command
 	FileTooLarge    bool `json:"file_too_large"`    // SIGXFSZ (RLIMIT_FSIZE) killed the command
 	OutputTruncated bool `json:"output_truncated"`  // --max-output dropped some of stdout or stderr
-	// Usage, as the run's cgroup counted it; nil when there was none or
-	// the kernel does not tell.
-	OOMKills        *int64 `json:"oom_kills,omitempty"`
-	MemoryPeakBytes *int64 `json:"memory_peak_bytes,omitempty"`
-	PidsPeak        *int64 `json:"pids_peak,omitempty"`
-	CPUThrottled    *int64 `json:"cpu_throttled_periods,omitempty"`
-	// OutputDropped is, with a cap, how many bytes of each stream went.
-	OutputDropped *struct {
-		Stdout uint64 `json:"stdout"`
-		Stderr uint64 `json:"stderr"`
-		// Undelivered: bytes the caller's end did not take (closed,
-		// or not read for 5 s after the jail ended).
-		Undelivered uint64 `json:"undelivered"`
-	} `json:"output_dropped,omitempty"`
-	// OutputClosed is, with a cap, which of the caller's ends was closed
-	// while the command wrote to it: the command's next write then failed
-	// (SIGPIPE), as it would have without jail.
-	OutputClosed *struct {
-		Stdout bool `json:"stdout"`
-		Stderr bool `json:"stderr"`
-	} `json:"output_closed,omitempty"`
+
+	WallMS  float64 `json:"wall_ms"`  // jail start to the command's end
+	SetupMS float64 `json:"setup_ms"` // jail start to the command's exec
+	// CPU of every process of the jail: from its cgroup when it has one,
+	// else the runner's children.
+	UserCPUMS   float64 `json:"cpu_user_ms"`
+	SystemCPUMS float64 `json:"cpu_system_ms"`
+
+	// Usage, as the run's cgroup counted it: absent without a cgroup,
+	// null (nil) when the kernel does not tell (pids.peak is 6.1+, ...).
+	OOMKills        *int64 `json:"oom_kills,omitempty"`             // processes the OOM killer ended
+	MemoryPeakBytes *int64 `json:"memory_peak_bytes,omitempty"`     // the most memory in use at once
+	PidsPeak        *int64 `json:"pids_peak,omitempty"`             // the most processes at once
+	CPUThrottled    *int64 `json:"cpu_throttled_periods,omitempty"` // CFS periods the cpu limit held it back
+
+	// OutputDropped and OutputClosed are there when output is capped
+	// (--max-output), else absent.
+	OutputDropped *OutputDropped `json:"output_dropped,omitempty"`
+	OutputClosed  *OutputClosed  `json:"output_closed,omitempty"`
+
+	// Secrets names each key --secrets gave the command, its value always
+	// "***"; absent without secrets.
+	Secrets map[string]string `json:"secrets,omitempty"`
+
 	// Limits is what the run was held to, and by what.
-	Limits      *limitsRecord `json:"limits,omitempty"`
-	WallMS      float64       `json:"wall_ms"`
-	SetupMS     float64       `json:"setup_ms"`
-	UserCPUMS   float64       `json:"cpu_user_ms"`
-	SystemCPUMS float64       `json:"cpu_system_ms"`
+	Limits *LimitsRecord `json:"limits,omitempty"`
+
+	// Network is the jail's network: "none", "allowlist" or "host".
+	Network string `json:"network,omitempty"`
+	// NetworkDenied and NetworkAllowed are the allowlist proxy's report
+	// (both there, maybe empty, with network "allowlist"; else absent).
+	NetworkDenied  []HostDenial `json:"network_denied,omitempty"`
+	NetworkAllowed []HostUse    `json:"network_allowed,omitempty"`
+	// NetworkProxyFailed: the proxy could not serve (it said why on
+	// stderr). Only ever true; absent otherwise.
+	NetworkProxyFailed bool `json:"network_proxy_failed,omitempty"`
+	// NetworkReportIncomplete: the proxy's last report was cut or too long
+	// to keep, so NetworkDenied and NetworkAllowed may miss the end of the
+	// run. Only ever true; absent otherwise.
+	NetworkReportIncomplete bool `json:"network_report_incomplete,omitempty"`
+
+	// JailCPUMS is jail's own CPU, outside the jail's limits: answering
+	// refused syscalls costs it, so a command that floods them shows here.
+	JailCPUMS float64 `json:"jail_cpu_ms,omitempty"`
+
+	// Seccomp is the policy's name, or "none" (no filter).
+	Seccomp string `json:"seccomp,omitempty"`
+	// SeccompReported is false when refused syscalls are answered in the
+	// kernel and go unreported (the policy's report = false): Denied is
+	// then empty whatever was refused. Absent (nil) otherwise.
+	SeccompReported *bool `json:"seccomp_reported,omitempty"`
+	// SeccompAudit: the filter let refused calls through, reporting each.
+	SeccompAudit bool `json:"seccomp_audit,omitempty"`
+	// SeccompCompiled: this run compiled its filter (the program cache
+	// missed); never on a replayed plan.
+	SeccompCompiled bool `json:"seccomp_compiled,omitempty"`
+	// Denied is every syscall the filter refused (or, audited, let
+	// through), once per syscall; empty when none was.
+	Denied []SyscallDenial `json:"denied,omitempty"`
+
 	// PlanCached: the run replayed a cached plan; Go did not start.
 	PlanCached  bool   `json:"plan_cached"`
-	Profile     string `json:"profile"`
-	ProfileHash string `json:"profile_hash"`
-	// Error is jail's own failure (exit 125) or why exec failed (126, 127).
+	Profile     string `json:"profile"`      // the profile's name as given; "" when none was loaded
+	ProfileHash string `json:"profile_hash"` // sha256 of the resolved profile, hex; "" when none was resolved
+	// Error is jail's own failure (exit 125) or why exec failed (126,
+	// 127); absent otherwise.
 	Error string `json:"error,omitempty"`
 }
 
-// NewStatus is the record of a run; res is nil when jail itself failed.
+// OutputDropped is how many bytes of each stream the cap dropped.
+type OutputDropped struct {
+	Stdout uint64 `json:"stdout"`
+	Stderr uint64 `json:"stderr"`
+	// Undelivered: bytes the caller's end did not take (closed, or not
+	// read for 5 s after the jail ended).
+	Undelivered uint64 `json:"undelivered"`
+}
+
+// OutputClosed is which of the caller's ends was closed while the command
+// wrote to it: the command's next write then failed (SIGPIPE), as it would
+// have without jail.
+type OutputClosed struct {
+	Stdout bool `json:"stdout"`
+	Stderr bool `json:"stderr"`
+}
+
+// HostDenial is a destination the allowlist proxy refused, and why.
+type HostDenial struct {
+	Host   string `json:"host"` // as asked; bytes JSON would escape are '?'
+	Port   uint16 `json:"port"`
+	Count  int    `json:"count"`  // requests refused
+	Reason string `json:"reason"` // "not on the allowlist", ...
+}
+
+// HostUse is a destination the allowlist proxy let through.
+type HostUse struct {
+	Host        string `json:"host"`
+	Port        uint16 `json:"port"`
+	Connections int    `json:"connections"`
+	BytesIn     int64  `json:"bytes_in"`  // from the destination to the jail
+	BytesOut    int64  `json:"bytes_out"` // from the jail to the destination
+}
+
+// SyscallDenial is a syscall the filter refused.
+type SyscallDenial struct {
+	Syscall string `json:"syscall"` // its name, "?" when libseccomp has none
+	Nr      int    `json:"nr"`      // its number on this architecture
+	Count   uint64 `json:"count"`   // calls refused
+	// Args are the first call's six arguments, in hex ("0x10000000").
+	Args []string `json:"args"`
+}
+
+// NewStatus is the record Go writes itself: jailErr, when jail failed
+// before the runner started (res is then nil), else what res says. It has
+// only the fields every record has, and Error: the rest is the runner's to
+// know.
 func NewStatus(cfg *Config, res *Result, jailErr error) *Status {
 	st := &Status{Version: 1}
 	if cfg != nil {

@@ -3,8 +3,11 @@ package sandbox_test
 import (
 	"context"
 	"errors"
+	"os/exec"
+	"slices"
 	"testing"
 
+	"jail/jail"
 	"jail/profiles"
 	"jail/sandbox"
 )
@@ -38,6 +41,32 @@ func TestRunClosedOutput(t *testing.T) {
 	}
 	if st.ExitCode != 141 || st.TimedOut || st.OutputClosed == nil || !st.OutputClosed.Stdout || st.OutputClosed.Stderr {
 		t.Fatalf("want 141 and output_closed.stdout, got exit %d, timed out %v, output_closed %+v", st.ExitCode, st.TimedOut, st.OutputClosed)
+	}
+}
+
+// The caller sees the whole record: which syscalls the filter refused and
+// which hosts the allowlist proxy refused, with the policy and the network
+// that did.
+func TestRunReportsRefusals(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("needs curl on the host (the jail sees the host's /usr)")
+	}
+	st, err := sandbox.Run(context.Background(), sandbox.Profile{Name: "default"},
+		[]string{"sh", "-c", "unshare -U true; curl -sS -f -m 10 http://not-listed.test/"},
+		sandbox.Options{Overrides: profiles.Overrides{Allow: []string{"api.test:80"}, TimeLimit: "30s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ExitCode != 22 { // curl -f: the proxy's 403
+		t.Errorf("exit %d, want curl's 22", st.ExitCode)
+	}
+	if st.Seccomp != "default" || len(st.Denied) != 1 || st.Denied[0].Syscall != "unshare" || st.Denied[0].Count != 1 ||
+		len(st.Denied[0].Args) != 6 || st.Denied[0].Args[0] != "0x10000000" { // CLONE_NEWUSER
+		t.Errorf("seccomp %q, denied %+v; want default's refusal of unshare(CLONE_NEWUSER)", st.Seccomp, st.Denied)
+	}
+	want := []jail.HostDenial{{Host: "not-listed.test", Port: 80, Count: 1, Reason: "not on the allowlist"}}
+	if st.Network != "allowlist" || !slices.Equal(st.NetworkDenied, want) || st.NetworkAllowed == nil || len(st.NetworkAllowed) != 0 {
+		t.Errorf("network %q, denied %+v, allowed %+v; want allowlist, %+v, none", st.Network, st.NetworkDenied, st.NetworkAllowed, want)
 	}
 }
 

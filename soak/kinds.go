@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"jail/jail"
 )
 
 // kind is one sort of run an agent platform makes, with the exit statuses
@@ -215,12 +217,7 @@ func runOne(e *env, k kind, i int, killAt time.Duration) outcome {
 // verdict checks that the status record, the exit status and jail's line
 // on stderr tell the same story; "" when they do.
 func verdict(record []byte, code int, stderr string) string {
-	var r struct {
-		ExitCode     int  `json:"exit_code"`
-		TimedOut     bool `json:"timed_out"`
-		OOMKilled    bool `json:"oom_killed"`
-		PidsLimitHit bool `json:"pids_limit_hit"`
-	}
+	var r jail.Status
 	if err := json.Unmarshal(record, &r); err != nil {
 		return fmt.Sprintf("status record: %v: %q", err, record)
 	}
