@@ -280,30 +280,32 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, error) {
 		}
 	}
 	cwd, _ := os.Getwd()
-	err = p.Apply(profiles.Overrides{
-		Workspace:    workspace,
-		Binds:        c.StringSlice("bind"),
-		ROBinds:      c.StringSlice("ro-bind"),
-		Tmpfs:        c.StringSlice("tmpfs"),
-		Env:          c.StringSlice("env"),
-		KeepEnv:      c.StringSlice("keep-env"),
-		Cwd:          c.String("cwd"),
-		Hostname:     c.String("hostname"),
-		TimeLimit:    c.String("time-limit"),
-		Memory:       c.String("memory"),
-		Pids:         c.String("pids"),
-		CPU:          c.String("cpu"),
-		MaxOutput:    c.String("max-output"),
-		LimitsMode:   c.String("limits-mode"),
-		Network:      c.String("network"),
-		Allow:        c.StringSlice("allow"),
-		PinHosts:     c.StringSlice("pin-host"),
-		AuditLog:     c.String("audit-log"),
-		Secrets:      c.String("secrets"),
-		Seccomp:      c.String("seccomp"),
-		SeccompAudit: c.Bool("seccomp-audit"),
-		Cwd0:         cwd,
-	})
+	err = p.Apply(profiles.Flags{
+		Overrides: profiles.Overrides{
+			Workspace:    workspace,
+			Binds:        c.StringSlice("bind"),
+			ROBinds:      c.StringSlice("ro-bind"),
+			Tmpfs:        c.StringSlice("tmpfs"),
+			Env:          c.StringSlice("env"),
+			KeepEnv:      c.StringSlice("keep-env"),
+			Cwd:          c.String("cwd"),
+			Hostname:     c.String("hostname"),
+			LimitsMode:   profiles.LimitsMode(c.String("limits-mode")),
+			Network:      profiles.NetworkMode(c.String("network")),
+			Allow:        c.StringSlice("allow"),
+			PinHosts:     c.StringSlice("pin-host"),
+			AuditLog:     c.String("audit-log"),
+			Secrets:      c.String("secrets"),
+			Seccomp:      c.String("seccomp"),
+			SeccompAudit: c.Bool("seccomp-audit"),
+			Cwd0:         cwd,
+		},
+		TimeLimit: c.String("time-limit"),
+		Memory:    c.String("memory"),
+		Pids:      c.String("pids"),
+		CPU:       c.String("cpu"),
+		MaxOutput: c.String("max-output"),
+	}.Parse())
 	if err == nil {
 		for _, w := range p.Seccomp.Warnings {
 			fmt.Fprintln(os.Stderr, "jail: warning:", w)

@@ -20,7 +20,7 @@ func Example() {
 		sandbox.Options{
 			Stdin:     strings.NewReader("input\n"),
 			Stdout:    &out,
-			Overrides: profiles.Overrides{TimeLimit: "30s"},
+			Overrides: profiles.Overrides{TimeLimit: new(30 * time.Second)},
 		})
 	if err != nil {
 		fmt.Println("jail failed:", err)
