@@ -3,7 +3,10 @@ package profiles
 // Flags: the command line's spelling of Overrides ("512M", "90s",
 // "unlimited"), parsed by the rules of the profile keys they stand for.
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Flags are the CLI's flags for one run: the limits as typed on the command
 // line, the rest as Overrides has them. "" is a flag not given.
@@ -21,49 +24,35 @@ type Flags struct {
 // flags' problems: a run reports every bad flag at once.
 func (f Flags) Parse() Overrides {
 	o := f.Overrides
-	fail := func(flag, value string, err error) {
-		o.unparsed = append(o.unparsed, flagError(flag, value, err))
-	}
-	if f.TimeLimit != "" {
-		if d, err := parseTime(f.TimeLimit); err != nil {
-			fail("--time-limit", f.TimeLimit, err)
-		} else {
-			o.TimeLimit = &d
-		}
-	}
-	if f.Memory != "" {
-		n, err := parseSize(f.Memory)
-		if err == nil {
-			err = checkMemory(n)
-		}
-		if err != nil {
-			fail("--memory", f.Memory, err)
-		} else {
-			o.Memory = &n
-		}
-	}
-	if f.Pids != "" {
-		if n, err := parsePids(f.Pids); err != nil {
-			fail("--pids", f.Pids, err)
-		} else {
-			o.Pids = &n
-		}
-	}
-	if f.CPU != "" {
-		if n, err := parseCores(f.CPU); err != nil {
-			fail("--cpu", f.CPU, err)
-		} else {
-			o.CPU = &n
-		}
-	}
-	if f.MaxOutput != "" {
-		if n, err := parseSize(f.MaxOutput); err != nil {
-			fail("--max-output", f.MaxOutput, err)
-		} else {
-			o.MaxOutput = &n
-		}
-	}
+	parseFlag(&o, &o.TimeLimit, "--time-limit", f.TimeLimit, func(s string) (time.Duration, error) { return parseTime(s) })
+	parseFlag(&o, &o.Memory, "--memory", f.Memory, parseMemory)
+	parseFlag(&o, &o.Pids, "--pids", f.Pids, parsePids)
+	parseFlag(&o, &o.CPU, "--cpu", f.CPU, func(s string) (float64, error) { return parseCores(s) })
+	parseFlag(&o, &o.MaxOutput, "--max-output", f.MaxOutput, func(s string) (uint64, error) { return parseSize(s) })
 	return o
+}
+
+// parseFlag sets *dst to the flag's value, parsed, if the flag was given;
+// one that does not parse is kept in o for Apply.
+func parseFlag[T any](o *Overrides, dst **T, flag, value string, parse func(string) (T, error)) {
+	if value == "" {
+		return
+	}
+	v, err := parse(value)
+	if err != nil {
+		o.unparsed = append(o.unparsed, flagError(flag, value, err))
+		return
+	}
+	*dst = &v
+}
+
+// parseMemory reads --memory: a size, at least what a jail needs to start.
+func parseMemory(s string) (uint64, error) {
+	n, err := parseSize(s)
+	if err == nil {
+		err = checkMemory(n)
+	}
+	return n, err
 }
 
 // parsePids reads --pids: a whole number (a negative one is refused as
