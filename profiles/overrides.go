@@ -85,11 +85,11 @@ const (
 
 // Apply changes p by o, as the flags o stands for would. A mount at a
 // destination the profile already mounts replaces it, as a child profile's
-// would. --keep-env KEY also drops KEY from env.set, so the flag takes effect
-// (set would win); --env wins over both. --seccomp replaces the profile's policy whole (its audit
-// setting stays), looked up where Load found the profile; --seccomp-audit
-// turns audit on. Every bad value is reported, each naming its flag; on
-// error p is unchanged.
+// would. --keep-env KEY also drops KEY from env.set, so the flag takes
+// effect (set would win); --env wins over both. --seccomp replaces the
+// profile's policy whole (its audit setting stays), looked up where Load
+// found the profile; --seccomp-audit turns audit on. Every bad value is
+// reported, each naming its flag; on error p is unchanged.
 func (p *Profile) Apply(o Overrides) error {
 	q := p.clone()
 	a := applier{p: q, cwd0: o.Cwd0}
