@@ -12,7 +12,7 @@ import (
 )
 
 // A worker runs an agent's command in the default profile, with a time
-// limit, and reads its output and status record.
+// limit and a memory limit, and reads its output and status record.
 func Example() {
 	var out bytes.Buffer
 	st, err := sandbox.Run(context.Background(), sandbox.Profile{Name: "default"},
@@ -20,7 +20,10 @@ func Example() {
 		sandbox.Options{
 			Stdin:     strings.NewReader("input\n"),
 			Stdout:    &out,
-			Overrides: profiles.Overrides{TimeLimit: new(30 * time.Second)},
+			Overrides: profiles.Overrides{
+				TimeLimit: new(30 * time.Second),
+				Memory:    new(uint64(256 << 20)), // bytes
+			},
 		})
 	if err != nil {
 		fmt.Println("jail failed:", err)
