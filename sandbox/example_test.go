@@ -18,8 +18,8 @@ func Example() {
 	st, err := sandbox.Run(context.Background(), sandbox.Profile{Name: "default"},
 		[]string{"sh", "-c", "echo hello from $(hostname); cat; exit 3"},
 		sandbox.Options{
-			Stdin:     strings.NewReader("input\n"),
-			Stdout:    &out,
+			Stdin:  strings.NewReader("input\n"),
+			Stdout: &out,
 			Overrides: profiles.Overrides{
 				TimeLimit: new(30 * time.Second),
 				Memory:    new(uint64(256 << 20)), // bytes
