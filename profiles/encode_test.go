@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/BurntSushi/toml"
 )
@@ -118,7 +119,7 @@ dst = "/w"
 		p := mustLoad(t, "default", Options{})
 		err := p.Apply(Overrides{
 			Binds: []string{"/srv/data"}, Tmpfs: []string{"/big:2G:0700"},
-			Env: []string{"X=1"}, KeepEnv: []string{"TERM"}, TimeLimit: "none",
+			Env: []string{"X=1"}, KeepEnv: []string{"TERM"}, TimeLimit: new(time.Duration(0)),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -176,11 +176,11 @@ func FuzzApply(f *testing.F) {
 	f.Add("x", "~/a", "=", "A=B", "rel", "a b", "-1s", "/", "../x", false)
 	f.Fuzz(func(t *testing.T, tmpfs, bind, env, keep, cwd, host, tl, ws, sc string, audit bool) {
 		p := mustLoad(t, "default", Options{})
-		err := p.Apply(Overrides{
+		err := p.Apply(Flags{Overrides: Overrides{
 			Workspace: ws, Binds: []string{bind}, ROBinds: []string{bind}, Tmpfs: []string{tmpfs},
-			Env: []string{env}, KeepEnv: []string{keep}, Cwd: cwd, Hostname: host, TimeLimit: tl,
+			Env: []string{env}, KeepEnv: []string{keep}, Cwd: cwd, Hostname: host,
 			Seccomp: sc, SeccompAudit: audit, Cwd0: "/home/u",
-		})
+		}, TimeLimit: tl}.Parse())
 		if err != nil {
 			return
 		}

@@ -1,7 +1,8 @@
 package profiles
 
-// Overrides: the command line's changes to a loaded profile, checked by the
-// same rules as the file and reported by flag.
+// Overrides: one run's changes to a loaded profile (the CLI's flags, a
+// library caller's typed values), checked by the same rules as the file and
+// reported by flag.
 
 import (
 	"errors"
@@ -11,11 +12,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Overrides are the flags that change a profile for one run. Host paths
-// relative to Cwd0 are made absolute, and absolute paths are cleaned ("dir/"
-// is "dir"), as a shell user expects; "~/..." stays for Config to expand.
+// Overrides are one run's changes to a profile, as the CLI's flags make
+// them and as a library caller (sandbox.Run) gives them: typed values, the
+// limits as the profile's [limits] holds them, nil for "as the profile
+// says". Host paths relative to Cwd0 are made absolute, and absolute paths
+// are cleaned ("dir/" is "dir"), as a shell user expects; "~/..." stays for
+// Config to expand. Flags parses the CLI's spelling of the limits into
+// these.
 type Overrides struct {
 	Workspace string   // --workspace DIR: the source of the profile's workspace mount(s)
 	Binds     []string // --bind SRC[:DST]
@@ -25,32 +33,63 @@ type Overrides struct {
 	KeepEnv   []string // --keep-env KEY
 	Cwd       string   // --cwd DIR
 	Hostname  string   // --hostname NAME
-	TimeLimit string   // --time-limit DURATION, or "none" or "0"
-	Memory    string   // --memory SIZE ("512M", "unlimited")
-	Pids      string   // --pids N
-	CPU       string   // --cpu CORES ("0.5")
-	MaxOutput string   // --max-output BYTES, per stream
-	// LimitsMode is --limits-mode enforce|best-effort.
-	LimitsMode string
-	Network    string   // --network none|allowlist|host
-	AuditLog   string   // --audit-log PATH
-	Secrets    string   // --secrets FILE
-	Allow      []string // --allow HOST[:PORT], implies allowlist
-	PinHosts   []string // --pin-host NAME=ADDR, implies allowlist
+
+	TimeLimit *time.Duration // --time-limit: wall time; 0: none
+	Memory    *uint64        // --memory: bytes, and no swap; Unlimited: none
+	Pids      *uint64        // --pids: processes and threads at once; Unlimited: none
+	CPU       *float64       // --cpu: cores' worth of CPU time (0.5: half a core); 0: none
+	MaxOutput *uint64        // --max-output: bytes of each of stdout and stderr; Unlimited: no cap
+	// LimitsMode is --limits-mode: what a run does when the host cannot
+	// give the cgroup limits.
+	LimitsMode LimitsMode
+
+	Network  NetworkMode // --network
+	AuditLog string      // --audit-log PATH
+	Secrets  string      // --secrets FILE
+	Allow    []string    // --allow HOST[:PORT], implies allowlist
+	PinHosts []string    // --pin-host NAME=ADDR, implies allowlist
 	// Seccomp is --seccomp NAME: a named policy, looked up as the profile's
 	// own policy would be, or "none"; it replaces the profile's policy.
 	Seccomp      string
 	SeccompAudit bool   // --seccomp-audit: let denied calls through, reporting each
 	Cwd0         string // the caller's working directory
+
+	// unparsed are the flags Flags.Parse could not read, for Apply to
+	// report in their place among the others'.
+	unparsed []error
 }
 
-// Apply changes p by the flags in o. A mount at a destination the profile
-// already mounts replaces it, as a child profile's would. --keep-env KEY also
-// drops KEY from env.set, so the flag takes effect (set would win); --env
-// wins over both. --seccomp replaces the profile's policy whole (its audit
-// setting stays), looked up where Load found the profile; --seccomp-audit
-// turns audit on. Every bad value is reported, each naming its flag; on
-// error p is unchanged.
+// Unlimited is no limit, for Overrides.Memory, Pids and MaxOutput (and
+// as the profile holds it: unix.RLIM_INFINITY).
+const Unlimited uint64 = unix.RLIM_INFINITY
+
+// NetworkMode is a jail's network.
+type NetworkMode string
+
+// The network modes; "" leaves the profile's.
+const (
+	NetworkNone      NetworkMode = networkNone      // loopback only
+	NetworkAllowlist NetworkMode = networkAllowlist // jail's proxy, to the allowed hosts only
+	NetworkHost      NetworkMode = networkHost      // the host's network
+)
+
+// LimitsMode is what a run does when the host cannot give its cgroup
+// limits.
+type LimitsMode string
+
+// The limits modes; "" leaves the profile's.
+const (
+	LimitsEnforce    LimitsMode = limitsEnforce    // the run fails
+	LimitsBestEffort LimitsMode = limitsBestEffort // it runs with rlimit stand-ins
+)
+
+// Apply changes p by o, as the flags o stands for would. A mount at a
+// destination the profile already mounts replaces it, as a child profile's
+// would. --keep-env KEY also drops KEY from env.set, so the flag takes
+// effect (set would win); --env wins over both. --seccomp replaces the
+// profile's policy whole (its audit setting stays), looked up where Load
+// found the profile; --seccomp-audit turns audit on. Every bad value is
+// reported, each naming its flag; on error p is unchanged.
 func (p *Profile) Apply(o Overrides) error {
 	q := p.clone()
 	a := applier{p: q, cwd0: o.Cwd0}
@@ -92,12 +131,7 @@ func (p *Profile) Apply(o Overrides) error {
 	if o.Hostname != "" && a.check("--hostname", o.Hostname, checkHostname(o.Hostname)) {
 		q.Hostname = o.Hostname
 	}
-	if o.TimeLimit != "" {
-		d, err := parseTime(o.TimeLimit)
-		if a.check("--time-limit", o.TimeLimit, err) {
-			q.Limits.Time = d
-		}
-	}
+	a.errs = append(a.errs, o.unparsed...)
 	a.limits(o)
 	a.network(o)
 	if o.Secrets != "" {
@@ -126,45 +160,44 @@ func (p *Profile) Apply(o Overrides) error {
 	return nil
 }
 
-// limits applies the limit flags, each parsed as its profile key is.
+// limits applies the limits; each is checked as its profile key is.
 func (a *applier) limits(o Overrides) {
 	l := &a.p.Limits
-	if o.Memory != "" {
-		n, err := parseSize(o.Memory)
-		if err == nil {
-			err = checkMemory(n)
-		}
-		if a.check("--memory", o.Memory, err) {
-			l.Memory = &n
-		}
+	if d := o.TimeLimit; d != nil && a.check("--time-limit", d.String(), nonNegative(*d)) {
+		l.Time = *d
 	}
-	if o.Pids != "" {
-		n, err := parseCount(o.Pids)
-		if v, perr := strconv.ParseInt(o.Pids, 10, 64); perr == nil {
-			n, err = parseCount(v)
-		}
-		if err == nil {
-			err = checkPids(n)
-		}
-		if a.check("--pids", o.Pids, err) {
-			l.Pids = &n
-		}
+	if n := o.Memory; n != nil && a.check("--memory", strconv.FormatUint(*n, 10), checkMemory(*n)) {
+		l.Memory = new(*n)
 	}
-	if o.CPU != "" {
-		n, err := parseCores(o.CPU)
-		if a.check("--cpu", o.CPU, err) {
-			l.CPU = &n
-		}
+	if n := o.Pids; n != nil && a.check("--pids", strconv.FormatUint(*n, 10), checkPids(*n)) {
+		l.Pids = new(*n)
 	}
-	if o.MaxOutput != "" {
-		n, err := parseSize(o.MaxOutput)
-		if a.check("--max-output", o.MaxOutput, err) {
-			l.MaxOutput = &n
-		}
+	if n := o.CPU; n != nil && a.check("--cpu", strconv.FormatFloat(*n, 'g', -1, 64), checkCores(*n)) {
+		l.CPU = new(*n)
 	}
-	if o.LimitsMode != "" && a.check("--limits-mode", o.LimitsMode, checkLimitsMode(o.LimitsMode)) {
-		l.Mode = o.LimitsMode
+	if n := o.MaxOutput; n != nil {
+		l.MaxOutput = new(*n)
 	}
+	if m := string(o.LimitsMode); m != "" && a.check("--limits-mode", m, checkLimitsMode(m)) {
+		l.Mode = m
+	}
+}
+
+// nonNegative refuses a negative time limit.
+func nonNegative(d time.Duration) error {
+	if d < 0 {
+		return errNegative
+	}
+	return nil
+}
+
+// checkCores wants a CPU quota parseCores would give: 0 is none.
+func checkCores(n float64) error {
+	if n == 0 {
+		return nil
+	}
+	_, err := parseCores(n)
+	return err
 }
 
 // network applies --network, --allow and --pin-host: the last two add to
@@ -172,15 +205,16 @@ func (a *applier) limits(o Overrides) {
 // --network none or host.
 func (a *applier) network(o Overrides) {
 	n := &a.p.Network
-	if o.Network != "" && a.check("--network", o.Network, checkNetworkMode(o.Network)) {
-		n.Mode = o.Network
-		if o.Network != networkAllowlist {
+	mode := string(o.Network)
+	if mode != "" && a.check("--network", mode, checkNetworkMode(mode)) {
+		n.Mode = mode
+		if mode != networkAllowlist {
 			n.Allow, n.Hosts = nil, nil
 		}
 	}
 	extra := len(o.Allow) > 0 || len(o.PinHosts) > 0
-	if extra && o.Network != "" && o.Network != networkAllowlist {
-		a.fail("--network", o.Network, errors.New("--allow and --pin-host need --network allowlist"))
+	if extra && mode != "" && mode != networkAllowlist {
+		a.fail("--network", mode, errors.New("--allow and --pin-host need --network allowlist"))
 		return
 	}
 	for _, s := range o.Allow {
@@ -214,7 +248,12 @@ type applier struct {
 }
 
 func (a *applier) fail(flag, value string, err error) {
-	a.errs = append(a.errs, fmt.Errorf("%s %q: %w", flag, value, err))
+	a.errs = append(a.errs, flagError(flag, value, err))
+}
+
+// flagError names the flag and its value: --memory "lots": want bytes ...
+func flagError(flag, value string, err error) error {
+	return fmt.Errorf("%s %q: %w", flag, value, err)
 }
 
 // check records err, if any, and says whether the value is good.

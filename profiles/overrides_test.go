@@ -1,6 +1,7 @@
 package profiles
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,7 +79,7 @@ func TestApply(t *testing.T) {
 			o: Overrides{
 				Env:     []string{"FOO=bar=baz", "EMPTY=", "LANG=en_US.UTF-8"},
 				KeepEnv: []string{"TERM", "PATH"},
-				Cwd:     "/tmp", Hostname: "box", TimeLimit: "none",
+				Cwd:     "/tmp", Hostname: "box", TimeLimit: new(time.Duration(0)),
 			},
 			check: func(t *testing.T, p *Profile) {
 				if !reflect.DeepEqual(p.Env.Keep, []string{"TERM", "PATH"}) {
@@ -96,7 +97,7 @@ func TestApply(t *testing.T) {
 			},
 		},
 		{
-			name: "time limit", profile: "minimal", o: Overrides{TimeLimit: "90s"},
+			name: "time limit", profile: "minimal", o: Overrides{TimeLimit: new(90 * time.Second)},
 			check: func(t *testing.T, p *Profile) {
 				if p.Limits.Time != 90*time.Second {
 					t.Errorf("time = %v", p.Limits.Time)
@@ -104,10 +105,18 @@ func TestApply(t *testing.T) {
 			},
 		},
 		{
-			name: "time limit 0 is none, as the CLI documents", profile: "minimal", o: Overrides{TimeLimit: "0"},
+			name: "typed limits", profile: "default",
+			o: Overrides{
+				Memory: new(uint64(256 << 20)), Pids: new(Unlimited), CPU: new(0.5), MaxOutput: new(uint64(0)),
+				LimitsMode: LimitsBestEffort, Network: NetworkAllowlist, Allow: []string{"example.com"},
+			},
 			check: func(t *testing.T, p *Profile) {
-				if p.Limits.Time != 0 {
-					t.Errorf("time = %v", p.Limits.Time)
+				l := p.Limits
+				if *l.Memory != 256<<20 || *l.Pids != Unlimited || *l.CPU != 0.5 || *l.MaxOutput != 0 || l.Mode != "best-effort" {
+					t.Errorf("limits = memory %d pids %d cpu %v max output %d mode %q", *l.Memory, *l.Pids, *l.CPU, *l.MaxOutput, l.Mode)
+				}
+				if p.Network.Mode != "allowlist" || !reflect.DeepEqual(p.Network.Allow, []string{"example.com"}) {
+					t.Errorf("network = %+v", p.Network)
 				}
 			},
 		},
@@ -122,6 +131,8 @@ func TestApply(t *testing.T) {
 	}
 }
 
+// TestApplyErrors pins the messages of bad flag values, as the CLI gives
+// them (Flags, parsed).
 func TestApplyErrors(t *testing.T) {
 	for _, tc := range []struct {
 		o    Overrides
@@ -144,7 +155,26 @@ func TestApplyErrors(t *testing.T) {
 		{Overrides{KeepEnv: []string{"A=B"}}, `--keep-env "A=B": a variable name must not contain '=' or NUL`},
 		{Overrides{Cwd: "work"}, `--cwd "work": must be absolute`},
 		{Overrides{Hostname: "a b"}, `--hostname "a b": only letters, digits`},
-		{Overrides{TimeLimit: "soon"}, `--time-limit "soon": want a duration`},
+		{Flags{TimeLimit: "soon"}.Parse(), `--time-limit "soon": want a duration`},
+		{Flags{TimeLimit: "-1s"}.Parse(), `--time-limit "-1s": must not be negative`},
+		{Flags{Memory: "lots"}.Parse(), `--memory "lots": want bytes (1048576), a number with K, M, G or T (1024-based: "256M"), or "unlimited"`},
+		{Flags{Memory: "1K"}.Parse(), `--memory "1K": want at least 4M (the jail itself needs that), or "unlimited"`},
+		{Flags{Memory: "99999999999T"}.Parse(), `--memory "99999999999T": too large`},
+		{Flags{Pids: "3"}.Parse(), `--pids "3": want at least 4 (the jail's PID 1, the command, and jail's own start-up), or "unlimited"`},
+		{Flags{Pids: "-3"}.Parse(), `--pids "-3": must not be negative`},
+		{Flags{Pids: "many"}.Parse(), `--pids "many": want a whole number or "unlimited"`},
+		{Flags{Pids: "4294967296"}.Parse(), `--pids "4294967296": too large`},
+		{Flags{CPU: "0"}.Parse(), `--cpu "0": want at least 0.01 cores and at most 4096, or "unlimited"`},
+		{Flags{CPU: "half"}.Parse(), `--cpu "half": want a number of cores such as 1, 0.5 or 2.0, or "unlimited"`},
+		{Flags{MaxOutput: "1X"}.Parse(), `--max-output "1X": want bytes (1048576), a number with K, M, G or T`},
+		{Overrides{LimitsMode: "soft"}, `--limits-mode "soft": want "enforce"`},
+		{Overrides{Network: "lan"}, `--network "lan": unknown mode: want "none", "allowlist" or "host"`},
+		{Overrides{Network: NetworkNone, Allow: []string{"example.com"}}, `--network "none": --allow and --pin-host need --network allowlist`},
+		// Typed values a library gives are held to the same rules.
+		{Overrides{TimeLimit: new(-time.Second)}, `--time-limit "-1s": must not be negative`},
+		{Overrides{Memory: new(uint64(1024))}, `--memory "1024": want at least 4M`},
+		{Overrides{Pids: new(uint64(2))}, `--pids "2": want at least 4`},
+		{Overrides{CPU: new(0.001)}, `--cpu "0.001": want at least 0.01 cores`},
 		{Overrides{Workspace: "/"}, `--workspace "/": would give the jail the host's root`},
 	} {
 		p := mustLoad(t, "default", Options{})
@@ -159,11 +189,24 @@ func TestApplyErrors(t *testing.T) {
 	}
 }
 
-// TestApplyReportsAll checks that every bad flag is reported at once.
+// TestApplyReportsAll checks that every bad flag is reported at once, those
+// Flags.Parse could not read in their place among the others.
 func TestApplyReportsAll(t *testing.T) {
 	p := mustLoad(t, "default", Options{})
 	err := p.Apply(Overrides{Tmpfs: []string{"/x:lots"}, Env: []string{"A"}, Cwd: "rel"})
 	if err == nil || strings.Count(err.Error(), "\n") != 2 {
 		t.Errorf("Apply = %v, want three errors", err)
+	}
+	err = p.Apply(Flags{
+		Overrides: Overrides{Binds: []string{"/"}, Hostname: "a b", LimitsMode: "soft", Seccomp: "nosuch"},
+		Memory:    "lots", TimeLimit: "soon", CPU: "9999",
+	}.Parse())
+	var flags []string
+	for line := range strings.SplitSeq(fmt.Sprint(err), "\n") {
+		flags = append(flags, strings.Fields(line)[0])
+	}
+	want := []string{"--bind", "--hostname", "--time-limit", "--memory", "--cpu", "--limits-mode", "--seccomp"}
+	if !reflect.DeepEqual(flags, want) {
+		t.Errorf("Apply reported %q, want %q:\n%v", flags, want, err)
 	}
 }

@@ -12,15 +12,18 @@ import (
 )
 
 // A worker runs an agent's command in the default profile, with a time
-// limit, and reads its output and status record.
+// limit and a memory limit, and reads its output and status record.
 func Example() {
 	var out bytes.Buffer
 	st, err := sandbox.Run(context.Background(), sandbox.Profile{Name: "default"},
 		[]string{"sh", "-c", "echo hello from $(hostname); cat; exit 3"},
 		sandbox.Options{
-			Stdin:     strings.NewReader("input\n"),
-			Stdout:    &out,
-			Overrides: profiles.Overrides{TimeLimit: "30s"},
+			Stdin:  strings.NewReader("input\n"),
+			Stdout: &out,
+			Overrides: profiles.Overrides{
+				TimeLimit: new(30 * time.Second),
+				Memory:    new(uint64(256 << 20)), // bytes
+			},
 		})
 	if err != nil {
 		fmt.Println("jail failed:", err)

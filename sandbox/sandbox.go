@@ -3,20 +3,20 @@
 // Run for each command. The program must be built as jail is (cgo, and
 // statically with libseccomp for a binary that moves between hosts): it
 // links jail's runner, which runs when the program executes itself again.
+//
+// Run is Prepare (the profile, its overrides, the secrets: the same steps
+// the jail CLI takes) and then the run, as a child of the caller. The CLI
+// is a client of Prepare too: it plans the run and execs the runner in its
+// own process.
 package sandbox
 
 import (
 	"context"
-	"errors"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime/debug"
 
 	"jail/jail"
-	"jail/plancache"
 	"jail/profiles"
-	"jail/secrets"
 )
 
 // Status is the run's status record, as --status-json writes it.
@@ -34,8 +34,9 @@ type Profile struct {
 type Options struct {
 	Stdin          io.Reader // nil: /dev/null
 	Stdout, Stderr io.Writer // nil: /dev/null
-	// Overrides change the profile for this run as the CLI's flags do
-	// (Workspace, Binds, TimeLimit, Memory, Network, ...).
+	// Overrides change the profile for this run as the CLI's flags do,
+	// as typed values (TimeLimit: new(30*time.Second), Memory:
+	// new(uint64(512<<20)), Network: profiles.NetworkNone, Binds, ...).
 	Overrides profiles.Overrides
 }
 
@@ -46,43 +47,9 @@ type Options struct {
 // command, SIGKILL 2 s later) and returns ctx's error, with the record
 // when there is one.
 func Run(ctx context.Context, profile Profile, argv []string, opts Options) (*Status, error) {
-	p := profile.Value
-	if p == nil {
-		name := profile.Name
-		if profile.File != "" {
-			name = profile.File
-		}
-		if name == "" {
-			return nil, errors.New("sandbox: no profile: give a Name, a File or a Value")
-		}
-		var err error
-		if p, err = profiles.Load(name, profiles.Options{SearchPath: profiles.DefaultSearchPath(os.Environ())}); err != nil {
-			return nil, err
-		}
-	}
-	// A copy: the caller's Value serves other runs, perhaps at once.
-	p = p.Clone()
-	if err := p.Apply(opts.Overrides); err != nil {
-		return nil, err
-	}
-	cfg, err := p.Config(argv, os.Environ())
+	r, err := Prepare(profile, opts.Overrides, argv, os.Environ())
 	if err != nil {
 		return nil, err
 	}
-	if p.Secrets.File != "" {
-		if cfg.Env, cfg.SecretKeys, err = secrets.Env(p.Secrets.File, cfg.Env); err != nil {
-			return nil, err
-		}
-	}
-	cfg.ProfileHash = p.Hash()
-	version := "sandbox"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		version = "sandbox " + bi.Main.Version
-	}
-	// As the CLI plans: no writable bind may reach jail's own state.
-	return jail.RunStatus(ctx, cfg, jail.PlanOptions{
-		Protected:    []string{plancache.Protected()},
-		SeccompCache: filepath.Join(plancache.Protected(), "seccomp"),
-		Version:      version,
-	}, jail.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
+	return jail.RunStatus(ctx, r.Config, r.Options, jail.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 
 	"jail/jail"
 	"jail/profiles"
@@ -21,7 +22,7 @@ func TestRunLeavesValue(t *testing.T) {
 	}
 	before := p.Hash()
 	st, err := sandbox.Run(context.Background(), sandbox.Profile{Value: p}, []string{"true"},
-		sandbox.Options{Overrides: profiles.Overrides{ROBinds: []string{"/etc/hostname:/one"}, TimeLimit: "5s"}})
+		sandbox.Options{Overrides: profiles.Overrides{ROBinds: []string{"/etc/hostname:/one"}, TimeLimit: new(5 * time.Second)}})
 	if err != nil || st.ExitCode != 0 {
 		t.Fatalf("run: %v %+v", err, st)
 	}
@@ -35,7 +36,7 @@ func TestRunLeavesValue(t *testing.T) {
 // says which end closed.
 func TestRunClosedOutput(t *testing.T) {
 	st, err := sandbox.Run(context.Background(), sandbox.Profile{Name: "default"}, []string{"yes"},
-		sandbox.Options{Stdout: &closingWriter{left: 10}, Overrides: profiles.Overrides{MaxOutput: "1M", TimeLimit: "20s"}})
+		sandbox.Options{Stdout: &closingWriter{left: 10}, Overrides: profiles.Overrides{MaxOutput: new(uint64(1 << 20)), TimeLimit: new(20 * time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}
