@@ -26,7 +26,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"jail/profiles"
-	"jail/proxy"
 )
 
 // Exit statuses of jail's own: the command's status passes through
@@ -44,13 +43,11 @@ var version = "dev"
 // main is entered only when the C entry (jail/entry.c, before the Go
 // runtime starts, with the table of every way into the binary: a cached
 // plan replayed, the runner, the init stage, the user-namespace helper, the
-// proxy) has left the process to Go. Go's own modes come first, then the
-// CLI.
+// proxy) has left the process to Go. The proxy stage is served before main,
+// by package jail's init (jail/proxystage.go), so that a program linking
+// the runner through sandbox serves it too. Go's own modes here come
+// first, then the CLI.
 func main() {
-	if os.Getenv("_JAIL_STAGE") == "proxy" {
-		// The allowlist proxy, started by the runner (jail/runner.c).
-		proxy.Main(os.Args)
-	}
 	if filepath.Base(os.Args[0]) == "jail-sh" {
 		shMain(os.Args[1:])
 	}
