@@ -1,5 +1,12 @@
 package jail
 
+// The handoff's magic and the stage variable are the C headers' (runplan.h,
+// stage.h), read through cgo: the runner is their reader.
+
+// #include "jail/runplan.h"
+// #include "jail/stage.h"
+import "C"
+
 import (
 	"context"
 	"encoding/json"
@@ -19,9 +26,8 @@ import (
 
 // The runner's stage variables (init.c reads them).
 const (
-	stageRunEnv  = "_JAIL_STAGE=run"
+	stageRunEnv  = C.JAIL_STAGE_ENV + "run"
 	runPlanFDEnv = "_JAIL_RUNPLAN="
-	handoffMagic = 0x464d524a // "JRMF"
 )
 
 // Exec hands the run over to the runner, in this very process: the jail
@@ -60,7 +66,7 @@ func callerEnv() []string {
 func (p *Plan) memfd(statusTo string, started time.Time) (int, error) {
 	var w wire.Writer
 	w.Grow(len(p.Data) + len(statusTo) + 32)
-	w.U32(handoffMagic)
+	w.U32(C.HANDOFF_MAGIC)
 	w.U64(monotonic(started))
 	w.Str(statusTo)
 	w.Bytes(p.Data)
