@@ -191,7 +191,10 @@ unsigned char *plancache_load(char **argv, size_t *len)
 		goto miss;
 	char name[32];
 	snprintf(name, sizeof name, "%016llx", (unsigned long long)fnv64(k.p, k.len));
-	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO under an entry's name would block the open
+	 * until a writer came; it is refused below, as anything not a
+	 * regular file is. */
+	fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
 	    st.st_size <= 0 || (size_t)st.st_size > CACHE_MAX)
