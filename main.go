@@ -339,7 +339,6 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 		return &exitStatus{code: exitJail, msg: "empty command: the program to run after -- is \"\""}
 	}
 	statusTo := c.String("status-json")
-	cacheDir := plancache.Dir()
 	p, err := loadProfile(c, c.String("profile"))
 	var cfg jail.Config
 	if err == nil {
@@ -355,20 +354,15 @@ func runCommand(c *cli.Context, started time.Time, command []string) error {
 	if err == nil {
 		cfg.ProfileHash = p.Hash()
 		plan, err = jail.NewPlan(cfg, jail.PlanOptions{
-			Protected:    []string{plancache.Protected()},
-			SeccompCache: filepath.Join(plancache.Protected(), "seccomp"),
+			Protected:    []string{plancache.StateDir()},
+			SeccompCache: filepath.Join(plancache.StateDir(), "seccomp"),
 			Version:      version,
 		})
 	}
 	if err == nil {
-		// Cached for the next identical invocation, which then runs
-		// without starting Go; a cache that cannot be written only
-		// costs speed.
-		args, _ := splitCommand(os.Args)
-		if key, ok, kerr := plancache.Key(args, os.Environ()); ok && kerr == nil && len(cfg.SecretKeys) == 0 {
-			plancache.Store(cacheDir, key, deps(p, plan), plan.Data)
-		}
-		err = plan.Exec(os.Args, statusTo, started) // returns only if it fails
+		// The runner caches the plan for the next identical invocation,
+		// which then runs without starting Go.
+		err = plan.Exec(os.Args, statusTo, started, deps(p, plan)) // returns only if it fails
 	}
 	if statusTo != "" {
 		var cfgp *jail.Config

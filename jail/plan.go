@@ -30,6 +30,9 @@ import (
 type Plan struct {
 	Data []byte
 	Deps map[string]fs.FileInfo
+	// secrets: the plan's environment holds secrets, so it is never
+	// cached (Exec).
+	secrets bool
 }
 
 // PlanOptions are a run's parts that are not the jail's policy.
@@ -134,7 +137,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
 		return nil, err
 	}
-	return &Plan{Data: w.Data(), Deps: mounts.Deps}, nil
+	return &Plan{Data: w.Data(), Deps: mounts.Deps, secrets: len(cfg.SecretKeys) > 0}, nil
 }
 
 // encodeSeccomp compiles the run's filter (or finds it compiled) and writes

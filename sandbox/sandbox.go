@@ -81,8 +81,8 @@ func Run(ctx context.Context, profile Profile, argv []string, opts Options) (*St
 	}
 	// As the CLI plans: no writable bind may reach jail's own state.
 	return jail.RunStatus(ctx, cfg, jail.PlanOptions{
-		Protected:    []string{plancache.Protected()},
-		SeccompCache: filepath.Join(plancache.Protected(), "seccomp"),
+		Protected:    []string{plancache.StateDir()},
+		SeccompCache: filepath.Join(plancache.StateDir(), "seccomp"),
 		Version:      version,
 	}, jail.Stdio{Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
 }
