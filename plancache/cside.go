@@ -6,46 +6,28 @@ package plancache
 // directory of the test's own (plancache_test.go).
 
 /*
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "plancache/entry.h"
 #include "plancache/plancache.h"
 
-// flags collects the walk's flags as name NUL value NUL, one after another.
-struct flags {
-	char *p;
-	size_t len, cap;
-	int bad;
-};
-
-static void put(struct flags *f, const char *s, size_t n)
-{
-	if (f->bad)
-		return;
-	if (f->cap - f->len < n + 1) {
-		size_t cap = f->cap * 2 + n + 256;
-		char *p = realloc(f->p, cap);
-		if (!p) {
-			f->bad = 1;
-			return;
-		}
-		f->p = p, f->cap = cap;
-	}
-	memcpy(f->p + f->len, s, n);
-	f->p[f->len + n] = 0;
-	f->len += n + 1;
-}
-
+// collect writes each flag the walk reads as name NUL value NUL.
 static void collect(void *ctx, const char *name, size_t n, const char *value)
 {
-	put(ctx, name, n);
-	put(ctx, value, strlen(value));
+	fwrite(name, 1, n, ctx);
+	fputc(0, ctx);
+	fwrite(value, 1, strlen(value) + 1, ctx);
 }
 
-static int walk(char **argv, struct flags *f)
+// walk runs the walk on argv into a malloc'd buffer (*out, *n bytes).
+static int walk(char **argv, char **out, size_t *n)
 {
+	FILE *f = open_memstream(out, n);
+	if (!f)
+		return -2;
 	int r = plancache_args(argv, collect, f);
-	return f->bad ? -2 : r;
+	return fclose(f) != 0 ? -2 : r;
 }
 */
 import "C"
@@ -66,16 +48,17 @@ type Flag struct{ Name, Value string }
 func ReadArgs(argv []string) (flags []Flag, ok bool) {
 	cargv := cStrings(argv)
 	defer freeStrings(cargv)
-	var f C.struct_flags
-	defer C.free(unsafe.Pointer(f.p))
-	r := C.walk(&cargv[0], &f)
+	var out *C.char
+	var n C.size_t
+	r := C.walk(&cargv[0], &out, &n)
+	defer C.free(unsafe.Pointer(out))
 	if r == -2 {
 		panic("plancache: out of memory")
 	}
 	if r < 0 {
 		return nil, false
 	}
-	fields := strings.Split(C.GoStringN(f.p, C.int(f.len)), "\x00")
+	fields := strings.Split(C.GoStringN(out, C.int(n)), "\x00")
 	for i := 0; i+1 < len(fields); i += 2 {
 		flags = append(flags, Flag{fields[i], fields[i+1]})
 	}
