@@ -1,6 +1,7 @@
 package cgroup
 
-// The flags of the plan's cgroup part (CG_*) are cg.h's, read through cgo:
+// A run's limits and the cgroup part of its plan, as the runner reads it
+// (cg.c's cg_plan_decode). The flags (CG_*) are cg.h's, read through cgo:
 // the runner is their reader.
 
 // #include "cgroup/cg.h"

@@ -1,8 +1,10 @@
 package jail
 
-// The plan's magic, version and flags are the C headers' (runplan.h,
-// stage.h, seccomp/sc.h), read through cgo: the runner and the init stage
-// are their readers.
+// Planning a run: NewPlan resolves a Config against the host into the run
+// plan the runner carries out (runplan.h has the layout). The plan's
+// magic, version and flags are the C headers' (runplan.h, stage.h,
+// seccomp/sc.h), read through cgo: the runner and the init stage are their
+// readers.
 
 // #include "jail/runplan.h"
 // #include "jail/stage.h"

@@ -1,5 +1,7 @@
 package jail
 
+// Handing a planned run to the runner: in this process (Exec, the CLI's
+// way) or in a child (RunStatus, the library's), through a sealed memfd.
 // The handoff's magic and the stage variable are the C headers' (runplan.h,
 // stage.h), read through cgo: the runner is their reader.
 

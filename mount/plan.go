@@ -1,7 +1,10 @@
 package mount
 
-// The mount section's op codes (MOP_*) and bind flags (MBIND_*) are
-// mount.h's, read here through cgo: the init stage is their reader.
+// The mount section of a run plan: Prepare resolves and checks every mount
+// against the host (sources, guarded paths, what to copy, what a root
+// caller's runner clones) and Encode writes the ops the init stage carries
+// out (root.c). The op codes (MOP_*) and bind flags (MBIND_*) are mount.h's,
+// read here through cgo: the init stage is their reader.
 
 // #include "mount/mount.h"
 import "C"
