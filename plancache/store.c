@@ -124,10 +124,11 @@ static void prune(int dir)
 			continue;
 		}
 		if (n == cap) {
-			struct aged *p = realloc(all, (cap = cap * 2 + 64) * sizeof *all);
+			size_t more = cap * 2 + 64;
+			struct aged *p = realloc(all, more * sizeof *all);
 			if (!p)
 				break;
-			all = p;
+			all = p, cap = more;
 		}
 		if (!(all[n].name = strdup(de->d_name)))
 			break;
