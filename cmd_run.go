@@ -64,21 +64,15 @@ func runAction(started time.Time, command []string) cli.ActionFunc {
 // with the status record written (the runner writes it otherwise).
 func run(c *cli.Context, started time.Time, command []string) error {
 	statusTo := c.String("status-json")
-	cacheDir := plancache.Dir()
 	r, err := prepare(c, command)
 	var plan *jail.Plan
 	if err == nil {
 		plan, err = r.Plan()
 	}
 	if err == nil {
-		// Cached for the next identical invocation, which then runs
-		// without starting Go; a cache that cannot be written only
-		// costs speed.
-		args, _ := splitCommand(os.Args)
-		if key, ok, kerr := plancache.Key(args, os.Environ()); ok && kerr == nil && len(r.Config.SecretKeys) == 0 {
-			plancache.Store(cacheDir, key, deps(r.Profile, plan), plan.Data)
-		}
-		err = plan.Exec(os.Args, statusTo, started) // returns only if it fails
+		// The runner caches the plan for the next identical invocation,
+		// which then runs without starting Go (plancache/store.c).
+		err = plan.Exec(os.Args, statusTo, started, deps(r.Profile, plan)) // returns only if it fails
 	}
 	if statusTo != "" {
 		var cfg *jail.Config

@@ -1,5 +1,12 @@
 package cgroup
 
+// A run's limits and the cgroup part of its plan, as the runner reads it
+// (cg.c's cg_plan_decode). The flags (CG_*) are cg.h's, read through cgo:
+// the runner is their reader.
+
+// #include "cgroup/cg.h"
+import "C"
+
 import (
 	"math"
 
@@ -26,29 +33,21 @@ func (l Limits) Need() Controllers {
 	return Memory | Pids | CPU | CPUAcct
 }
 
-// Flags of the plan's cgroup part (cg.h).
-const (
-	flagOn       = 1
-	flagV2       = 2
-	flagOwn      = 4
-	flagPidsKill = 8
-)
-
 // Encode writes the cgroup part of a run plan, as cg.c's cg_plan_decode
 // reads it. A zero Placement is a run without a cgroup.
 func (pl Placement) Encode(w *wire.Writer, l Limits) {
 	var flags uint32
 	if len(pl.Dirs) > 0 {
-		flags |= flagOn
+		flags |= C.CG_ON
 	}
 	if pl.Version == V2 {
-		flags |= flagV2
+		flags |= C.CG_V2
 	}
 	if pl.OwnRelative {
-		flags |= flagOwn
+		flags |= C.CG_OWN
 	}
 	if l.PidsKill {
-		flags |= flagPidsKill
+		flags |= C.CG_PIDS_KILL
 	}
 	w.U32(flags)
 	w.U64(l.Memory)

@@ -8,6 +8,9 @@
 // run replayed from the plan cache never starts the Go runtime.
 package cgroup
 
+// #include "cgroup/cg.h"
+import "C"
+
 import (
 	"errors"
 	"fmt"
@@ -47,12 +50,13 @@ func (v Version) String() string {
 type Controllers uint32
 
 // The controllers jail uses: the three that limit, and cpuacct, which on
-// v1 is where CPU usage is measured.
+// v1 is where CPU usage is measured. The bits are cg.h's: the runner reads
+// them from the plan.
 const (
-	Memory Controllers = 1 << iota
-	Pids
-	CPU
-	CPUAcct
+	Memory  Controllers = C.CG_MEMORY
+	Pids    Controllers = C.CG_PIDS
+	CPU     Controllers = C.CG_CPU
+	CPUAcct Controllers = C.CG_CPUACCT
 )
 
 var controllerNames = []struct {
@@ -96,8 +100,9 @@ func (h Host) LimitsOwnedByJail(euid int) bool {
 	return euid != 0 && (h.Version == V1 || !h.NsDelegate)
 }
 
-// MountPoint is where containerd/cgroups, and every tool, expect cgroups.
-const MountPoint = "/sys/fs/cgroup"
+// MountPoint is where containerd/cgroups, and every tool, expect cgroups
+// (cg.h's, which the runner uses too).
+const MountPoint = C.CG_UNIFIED
 
 const mountPoint = MountPoint
 
@@ -326,8 +331,8 @@ func writableDir(dir string, euid int) error {
 
 // RunnerLeaf is the leaf of a delegated cgroup that jail moves itself to,
 // so that the cgroup holds no process and may hand controllers down to its
-// jail/ subtree (cg.c does it for the runner).
-const RunnerLeaf = "jail.runner"
+// jail/ subtree (cg.c does it for the runner, with cg.h's name).
+const RunnerLeaf = C.CG_RUNNER_LEAF
 
 // OwnV2 is the caller's cgroup on the unified hierarchy, from
 // /proc/self/cgroup; a process already in RunnerLeaf counts as in its

@@ -361,12 +361,14 @@ static void run_stage(char **argv)
 	uint32_t magic = wire_u32(&w);
 	uint64_t started = wire_u64(&w);
 	const char *status_to = wire_str(&w);
-	size_t len;
+	size_t len, dlen;
 	const unsigned char *rp = (const unsigned char *)wire_bytes(&w, &len);
+	const char *deps = wire_bytes(&w, &dlen); /* for the plan cache; none: not to be cached */
 	if (w.bad || magic != HANDOFF_MAGIC || runplan_decode(rp, len, &plan, &e) < 0) {
 		dprintf(2, "jail: %s\n", e.msg[0] ? e.msg : "the runner got a malformed plan");
 		_exit(125);
 	}
+	plancache_store(argv, rp, len, deps, dlen);
 	runner_main(&plan, cmd, status_to, started);
 }
 

@@ -1,5 +1,16 @@
 package jail
 
+// Planning a run: NewPlan resolves a Config against the host into the run
+// plan the runner carries out (runplan.h has the layout). The plan's
+// magic, version and flags are the C headers' (runplan.h, stage.h,
+// seccomp/sc.h), read through cgo: the runner and the init stage are their
+// readers.
+
+// #include "jail/runplan.h"
+// #include "jail/stage.h"
+// #include "seccomp/sc.h"
+import "C"
+
 import (
 	"encoding/json"
 	"errors"
@@ -15,27 +26,15 @@ import (
 	"jail/seccomp"
 )
 
-// Wire values shared with the C side (stage.h, runplan.h).
-const (
-	runPlanMagic   = 0x4e55524a // "JRUN"
-	runPlanVersion = 2
-	runRoot        = 1
-
-	treeReadOnly = 1
-	treeIDMap    = 2
-
-	procNewSession = 1
-	procDropGroups = 2
-	procHostNet    = 4
-	procAllowlist  = 8
-)
-
 // Plan is one run, planned: the run plan the runner (runner.c) carries
 // out, and the host paths it was made from, as lstat saw them (nil: absent),
 // for the plan cache to tell when it goes stale.
 type Plan struct {
 	Data []byte
 	Deps map[string]fs.FileInfo
+	// secrets: the plan's environment holds secrets, so it is never
+	// cached (Exec).
+	secrets bool
 }
 
 // PlanOptions are a run's parts that are not the jail's policy.
@@ -79,10 +78,10 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	}
 	var w wire.Writer
 	w.Grow(mounts.Size() + 4096)
-	w.U32(runPlanMagic)
-	w.U32(runPlanVersion)
+	w.U32(C.RUNPLAN_MAGIC)
+	w.U32(C.RUNPLAN_VERSION)
 	w.U64(uint64(cfg.TimeLimit / time.Nanosecond))
-	w.U32(bit(ids.root, runRoot))
+	w.U32(bit(ids.root, C.RUN_ROOT))
 	w.U32(ids.uid)
 	w.U32(ids.gid)
 	w.U32(cfg.UID)
@@ -92,7 +91,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.U32(uint32(len(mounts.Trees)))
 	for _, t := range mounts.Trees {
 		w.Str(t.Path)
-		w.U32(bit(t.ReadOnly, treeReadOnly) | bit(t.IDMap, treeIDMap))
+		w.U32(bit(t.ReadOnly, C.TREE_RO) | bit(t.IDMap, C.TREE_IDMAP))
 		w.U32(t.UID)
 		w.U32(t.GID)
 	}
@@ -103,8 +102,8 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	// The process section's fixed part, as init.c's decode_proc reads it;
 	// the runner adds this run's command, environment and umask.
 	prefix := w.Begin()
-	w.U32(bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups) | bit(cfg.Network.Mode == "host", procHostNet) |
-		bit(cfg.Network.Mode == "allowlist", procAllowlist))
+	w.U32(bit(cfg.NewSession, C.PROC_NEW_SESSION) | bit(ids.root, C.PROC_DROP_GROUPS) | bit(cfg.Network.Mode == "host", C.PROC_HOST_NET) |
+		bit(cfg.Network.Mode == "allowlist", C.PROC_ALLOWLIST))
 	w.U32(cfg.UID)
 	w.U32(cfg.GID)
 	w.Str(cfg.Hostname)
@@ -140,20 +139,8 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
 		return nil, err
 	}
-	return &Plan{Data: w.Data(), Deps: mounts.Deps}, nil
+	return &Plan{Data: w.Data(), Deps: mounts.Deps, secrets: len(cfg.SecretKeys) > 0}, nil
 }
-
-// Seccomp flags of the plan (seccomp/sc.h).
-const (
-	scLoad   = 1
-	scNotify = 2
-	scAudit  = 4
-	// scCompiled: this plan compiled its program; the status record
-	// says so, to show that repeat runs do not.
-	scCompiled = 8
-	// scQuiet: refusals are answered in the kernel, unreported.
-	scQuiet = 16
-)
 
 // encodeSeccomp compiles the run's filter (or finds it compiled) and writes
 // it with what the runner answers handed calls with. A policy is always
@@ -179,7 +166,7 @@ func encodeSeccomp(w *wire.Writer, cfg Config, cache string) error {
 	if err != nil {
 		return fmt.Errorf("seccomp policy %s: %w", p.Name, err)
 	}
-	w.U32(scLoad | bit(prog.Notify, scNotify) | bit(prog.Audit, scAudit) | bit(compiled, scCompiled) | bit(cfg.SeccompQuiet, scQuiet))
+	w.U32(C.SC_LOAD | bit(prog.Notify, C.SC_NOTIFY) | bit(prog.Audit, C.SC_AUDIT) | bit(compiled, C.SC_COMPILED) | bit(cfg.SeccompQuiet, C.SC_QUIET))
 	w.Str(p.Name)
 	w.Bytes(prog.BPF)
 	w.U32(uint32(prog.DefaultErrno))

@@ -1,5 +1,14 @@
 package jail
 
+// Handing a planned run to the runner: in this process (Exec, the CLI's
+// way) or in a child (RunStatus, the library's), through a sealed memfd.
+// The handoff's magic and the stage variable are the C headers' (runplan.h,
+// stage.h), read through cgo: the runner is their reader.
+
+// #include "jail/runplan.h"
+// #include "jail/stage.h"
+import "C"
+
 import (
 	"context"
 	"encoding/json"
@@ -15,23 +24,25 @@ import (
 	"golang.org/x/sys/unix"
 
 	"jail/internal/wire"
+	"jail/plancache"
 )
 
 // The runner's stage variables (init.c reads them).
 const (
-	stageRunEnv  = "_JAIL_STAGE=run"
+	stageRunEnv  = C.JAIL_STAGE_ENV + "run"
 	runPlanFDEnv = "_JAIL_RUNPLAN="
-	handoffMagic = 0x464d524a // "JRMF"
 )
 
 // Exec hands the run over to the runner, in this very process: the jail
 // binary is executed again, and the runner, C that runs before the Go
 // runtime, starts and watches the jail; this process's pid, stdio and
 // signals stay the caller's. args are jail's own arguments (the command
-// follows "--"), statusTo where the status record goes. It returns only if
-// the exec fails.
-func (p *Plan) Exec(args []string, statusTo string, started time.Time) error {
-	fd, err := p.memfd(statusTo, started)
+// follows "--"), statusTo where the status record goes. cache, when not
+// nil, are the files the plan came from: the runner then keeps the plan
+// for the next invocation with the same args (plancache), unless it holds
+// secrets. It returns only if the exec fails.
+func (p *Plan) Exec(args []string, statusTo string, started time.Time, cache plancache.Deps) error {
+	fd, err := p.memfd(statusTo, started, cache)
 	if err != nil {
 		return err
 	}
@@ -56,14 +67,23 @@ func callerEnv() []string {
 
 // memfd puts the hand-over in an in-memory file, sealed so the runner
 // knows it for the Go side's own: when jail started, where the status
-// record goes, the plan.
-func (p *Plan) memfd(statusTo string, started time.Time) (int, error) {
+// record goes, the plan, and what the runner stores with it in the plan
+// cache: the files it came from (cache), or nothing when it must not be
+// cached.
+func (p *Plan) memfd(statusTo string, started time.Time, cache plancache.Deps) (int, error) {
+	var deps wire.Writer
+	// Never with secrets: they are in the plan's environment, and go
+	// nowhere on disk. Deps that cannot be encoded only cost speed.
+	if cache == nil || p.secrets || cache.Encode(&deps) != nil {
+		deps = wire.Writer{}
+	}
 	var w wire.Writer
-	w.Grow(len(p.Data) + len(statusTo) + 32)
-	w.U32(handoffMagic)
+	w.Grow(len(p.Data) + len(statusTo) + deps.Len() + 32)
+	w.U32(C.HANDOFF_MAGIC)
 	w.U64(monotonic(started))
 	w.Str(statusTo)
 	w.Bytes(p.Data)
+	w.Bytes(deps.Data())
 	fd, err := unix.MemfdCreate("jail-plan", unix.MFD_ALLOW_SEALING)
 	if err == nil {
 		_, err = unix.Pwrite(fd, w.Data(), 0)
@@ -130,7 +150,7 @@ func RunStatus(ctx context.Context, cfg Config, opts PlanOptions, stdio Stdio) (
 		w.Close()
 		return nil, err
 	}
-	fd, err := plan.memfd("fd:3", time.Now())
+	fd, err := plan.memfd("fd:3", time.Now(), nil) // a library's run is not cached
 	if err != nil {
 		w.Close()
 		return nil, err

@@ -13,7 +13,7 @@
 #include "internal/wire/wire.h"
 
 #define RUNPLAN_MAGIC 0x4e55524au /* "JRUN" */
-#define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan */
+#define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan, bytes deps */
 #define RUNPLAN_VERSION 2u
 
 /* Flags of a run plan. */

@@ -1,5 +1,14 @@
 package mount
 
+// The mount section of a run plan: Prepare resolves and checks every mount
+// against the host (sources, guarded paths, what to copy, what a root
+// caller's runner clones) and Encode writes the ops the init stage carries
+// out (root.c). The op codes (MOP_*) and bind flags (MBIND_*) are mount.h's,
+// read here through cgo: the init stage is their reader.
+
+// #include "mount/mount.h"
+import "C"
+
 import (
 	"errors"
 	"fmt"
@@ -14,21 +23,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"jail/internal/wire"
-)
-
-// Op codes and bind flags of the mount section; mount.h has the same values.
-const (
-	opBind = iota + 1
-	opTmpfs
-	opProc
-	opDev
-	opSymlink
-	opDir
-	opFile
-
-	bindReadOnly = 1
-	bindFile     = 2
-	bindFromFD   = 4
 )
 
 // Options says who clones the bind sources, and which host paths no
@@ -171,12 +165,12 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 	case Bind, ReadOnlyBind:
 		return p.addBind(r, s, opts)
 	case Tmpfs:
-		w.U32(opTmpfs)
+		w.U32(C.MOP_TMPFS)
 		w.U64(uint64(s.Size))
 		w.U32(modeOr(s.Mode, 0o1777))
 		w.Str(s.Dst)
 	case Proc:
-		w.U32(opProc)
+		w.U32(C.MOP_PROC)
 		w.Str(s.Dst)
 		if s.Unmasked {
 			w.Strs(nil)
@@ -188,14 +182,14 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 		w.Strs(procMaskedDirs)
 		w.Strs(procReadOnly)
 	case Dev:
-		w.U32(opDev)
+		w.U32(C.MOP_DEV)
 		w.Str(s.Dst)
 		w.Strs(devNodes)
 	case Symlink:
 		p.addSymlink(s.Target, s.Dst)
 		return nil
 	case Dir:
-		w.U32(opDir)
+		w.U32(C.MOP_DIR)
 		w.U32(modeOr(s.Mode, 0o755))
 		w.Str(s.Dst)
 	case File:
@@ -209,7 +203,7 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 }
 
 func (p *Prepared) addFile(dst string, mode uint32, content []byte) {
-	p.ops.U32(opFile)
+	p.ops.U32(C.MOP_FILE)
 	p.ops.U32(mode)
 	p.ops.Bytes(content)
 	p.ops.Str(dst)
@@ -253,7 +247,7 @@ func readSmall(path string) ([]byte, bool) {
 }
 
 func (p *Prepared) addSymlink(target, dst string) {
-	p.ops.U32(opSymlink)
+	p.ops.U32(C.MOP_SYMLINK)
 	p.ops.Str(target)
 	p.ops.Str(dst)
 	p.nops++
@@ -299,10 +293,10 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 	}
 	var flags uint32
 	if s.Kind == ReadOnlyBind {
-		flags |= bindReadOnly
+		flags |= C.MBIND_RO
 	}
 	if !fi.IsDir() {
-		flags |= bindFile
+		flags |= C.MBIND_FILE
 	}
 	if s.Kind == Bind {
 		if err := protect(canon, fi, opts.Protected); err != nil {
@@ -318,12 +312,12 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 			}
 			tree.IDMap = true
 		}
-		flags |= bindFromFD
+		flags |= C.MBIND_FD
 		fdIndex = uint32(len(p.Trees))
 		p.Trees = append(p.Trees, tree)
 	}
 	w := &p.ops
-	w.U32(opBind)
+	w.U32(C.MOP_BIND)
 	w.U32(flags)
 	w.Str(canon)
 	w.U32(fdIndex)

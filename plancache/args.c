@@ -1,15 +1,16 @@
-/* Reading jail's own arguments the way the Go side's flag parser does, for
- * the plan cache: only an invocation made of run flags and their values can
- * be replayed, and its key and status target must be what Go would have
- * read. args.go is the same walk. */
+/* Reading jail's own arguments the way the CLI's flag parser (Go's, in
+ * main.go) does, for the plan cache: only an invocation made of run flags
+ * and their values can be replayed, and its key and status target must be
+ * what Go would have read. C, as the cache is: the lookup runs before Go. */
 #define _GNU_SOURCE
 #include <string.h>
 
 #include "plancache/plancache.h"
 
-/* The run flags, all of which take a value; main.go's runFlags, checked by
- * a test. Anything else (help, a subcommand but run, a positional word)
- * leaves the invocation to Go. */
+/* The run flags that take a value: `jail run`'s, which a test reads from
+ * the CLI and puts through this walk (cacheflags_test.go). Anything else
+ * (help, a subcommand but run, a positional word) leaves the invocation to
+ * Go. */
 static const char *const run_flags[] = {
 	"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
 	"cwd", "hostname", "time-limit", "status-json", "seccomp",

@@ -1,5 +1,8 @@
-/* The plan cache's C side: finding, checking and loading a cached run plan
- * before the Go runtime starts. cache.go writes the entries. */
+/* The plan cache, as the binary's entry uses it: before the Go runtime
+ * starts, replay a run planned before for exactly this invocation; in the
+ * runner, once Go has planned one, keep it for the next. C, both sides:
+ * the lookup runs before Go, and one language owns the key, the entries
+ * and their directory. */
 #ifndef JAIL_PLANCACHE_H
 #define JAIL_PLANCACHE_H
 
@@ -9,10 +12,10 @@
  * NUL-terminated: n bytes) and its value. */
 typedef void (*plancache_arg_fn)(void *ctx, const char *name, size_t n, const char *value);
 
-/* plancache_args walks jail's arguments as the Go side's flag parser does
- * (args.go): an optional "run", run flags with their values, "--", a
- * command. It returns -1 for anything else: such an invocation is Go's to
- * read, and never cached. */
+/* plancache_args walks jail's arguments as the CLI's flag parser reads
+ * them: an optional "run", run flags with their values, "--", a command.
+ * It returns -1 for anything else: such an invocation is Go's to read, and
+ * never cached. */
 int plancache_args(char **argv, plancache_arg_fn fn, void *ctx);
 
 /* plancache_load returns the run plan cached for this invocation (argv up
@@ -20,5 +23,17 @@ int plancache_args(char **argv, plancache_arg_fn fn, void *ctx);
  * when there is none, or it is not the caller's own, or anything it was
  * planned from has changed since. *len is the plan's length. */
 unsigned char *plancache_load(char **argv, size_t *len);
+
+/* plancache_store keeps plan, which Go planned for this invocation, for the
+ * next identical one. deps (dlen bytes) are the files it was planned from,
+ * as the Go side encoded them (entry.h); none (dlen 0) when the run must
+ * not be cached. A cache that cannot be written only costs speed: it says
+ * nothing. */
+void plancache_store(char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen);
+
+/* plancache_state_dir puts jail's state directory, where the cache lives,
+ * in buf: /run/jail for root, /run/user/UID/jail for others. It returns -1
+ * when buf is too small. */
+int plancache_state_dir(char *buf, size_t n);
 
 #endif

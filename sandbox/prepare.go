@@ -90,8 +90,8 @@ func planOptions() jail.PlanOptions {
 		version = "sandbox " + bi.Main.Version
 	}
 	return jail.PlanOptions{
-		Protected:    []string{plancache.Protected()},
-		SeccompCache: filepath.Join(plancache.Protected(), "seccomp"),
+		Protected:    []string{plancache.StateDir()},
+		SeccompCache: filepath.Join(plancache.StateDir(), "seccomp"),
 		Version:      version,
 	}
 }

@@ -54,7 +54,7 @@ func TestRunReportsRefusals(t *testing.T) {
 	}
 	st, err := sandbox.Run(context.Background(), sandbox.Profile{Name: "default"},
 		[]string{"sh", "-c", "unshare -U true; curl -sS -f -m 10 http://not-listed.test/"},
-		sandbox.Options{Overrides: profiles.Overrides{Allow: []string{"api.test:80"}, TimeLimit: "30s"}})
+		sandbox.Options{Overrides: profiles.Overrides{Allow: []string{"api.test:80"}, TimeLimit: new(30 * time.Second)}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,6 @@
 
 #include "seccomp/sc.h"
 
-enum { OP_EQ = 1, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_MASKED_EQ }; /* policy.go's Op */
-
 struct cond {
 	uint32_t index, op;
 	uint64_t value, mask;
@@ -119,13 +117,13 @@ static int holds(const struct cond *c, const uint64_t *args)
 {
 	uint64_t a = args[c->index < 6 ? c->index : 0];
 	switch (c->op) {
-	case OP_EQ: return a == c->value;
-	case OP_NE: return a != c->value;
-	case OP_LT: return a < c->value;
-	case OP_LE: return a <= c->value;
-	case OP_GT: return a > c->value;
-	case OP_GE: return a >= c->value;
-	case OP_MASKED_EQ: return (a & c->mask) == c->value;
+	case SC_OP_EQ: return a == c->value;
+	case SC_OP_NE: return a != c->value;
+	case SC_OP_LT: return a < c->value;
+	case SC_OP_LE: return a <= c->value;
+	case SC_OP_GT: return a > c->value;
+	case SC_OP_GE: return a >= c->value;
+	case SC_OP_MASKED_EQ: return (a & c->mask) == c->value;
 	}
 	return 0;
 }

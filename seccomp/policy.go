@@ -1,5 +1,8 @@
 package seccomp
 
+// #include "seccomp/sc.h"
+import "C"
+
 import (
 	"fmt"
 	"strings"
@@ -58,15 +61,16 @@ func (a Action) String() string {
 // Op compares a syscall argument, as libseccomp and OCI do.
 type Op int
 
-// The comparisons of an argument condition.
+// The comparisons of an argument condition. The numbers are sc.h's: the
+// runner reads them from the plan to answer handed calls (notify.c).
 const (
-	Eq Op = iota + 1
-	Ne
-	Lt
-	Le
-	Gt
-	Ge
-	MaskedEq // (arg & Mask) == Value
+	Eq       Op = C.SC_OP_EQ
+	Ne       Op = C.SC_OP_NE
+	Lt       Op = C.SC_OP_LT
+	Le       Op = C.SC_OP_LE
+	Gt       Op = C.SC_OP_GT
+	Ge       Op = C.SC_OP_GE
+	MaskedEq Op = C.SC_OP_MASKED_EQ // (arg & Mask) == Value
 )
 
 var opNames = map[Op]string{Eq: "eq", Ne: "ne", Lt: "lt", Le: "le", Gt: "gt", Ge: "ge", MaskedEq: "masked_eq"}

@@ -19,6 +19,9 @@
 #define SC_COMPILED 8u /* planning compiled it (the program cache missed) */
 #define SC_QUIET 16u   /* refusals answered in the kernel, not reported */
 
+/* How an answer's condition compares a call's argument (policy.go's Op). */
+enum { SC_OP_EQ = 1, SC_OP_NE, SC_OP_LT, SC_OP_LE, SC_OP_GT, SC_OP_GE, SC_OP_MASKED_EQ };
+
 /* sc_load loads the BPF program (struct sock_filter[]) on the calling
  * thread; with SC_NOTIFY the listener is sent over the socket sock. It
  * must be the last setup step before exec. */

@@ -1,0 +1,114 @@
+package plancache
+
+// Go's way into the cache's C side, for the tests at the boundary: the
+// argument walk, which must read the CLI's flags as the CLI does
+// (cacheflags_test.go in package main), and the store and lookup below a
+// directory of the test's own (plancache_test.go).
+
+/*
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plancache/entry.h"
+#include "plancache/plancache.h"
+
+// collect writes each flag the walk reads as name NUL value NUL.
+static void collect(void *ctx, const char *name, size_t n, const char *value)
+{
+	fwrite(name, 1, n, ctx);
+	fputc(0, ctx);
+	fwrite(value, 1, strlen(value) + 1, ctx);
+}
+
+// walk runs the walk on argv into a malloc'd buffer (*out, *n bytes).
+static int walk(char **argv, char **out, size_t *n)
+{
+	FILE *f = open_memstream(out, n);
+	if (!f)
+		return -2;
+	int r = plancache_args(argv, collect, f);
+	return fclose(f) != 0 ? -2 : r;
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"strings"
+	"unsafe"
+)
+
+// Flag is one run flag as the cache's walk read it from jail's arguments.
+type Flag struct{ Name, Value string }
+
+// ReadArgs reads argv (jail's own: flags, "--", a command) as the cache
+// does (args.c): the run flags with their values, in order. ok is false
+// when the invocation is not one the cache may replay. It is there for the
+// test that holds the walk to the CLI's flags.
+func ReadArgs(argv []string) (flags []Flag, ok bool) {
+	cargv := cStrings(argv)
+	defer freeStrings(cargv)
+	var out *C.char
+	var n C.size_t
+	r := C.walk(&cargv[0], &out, &n)
+	defer C.free(unsafe.Pointer(out))
+	if r == -2 {
+		panic("plancache: out of memory")
+	}
+	if r < 0 {
+		return nil, false
+	}
+	fields := strings.Split(C.GoStringN(out, C.int(n)), "\x00")
+	for i := 0; i+1 < len(fields); i += 2 {
+		flags = append(flags, Flag{fields[i], fields[i+1]})
+	}
+	return flags, true
+}
+
+// store is pc_store below run: it stores plan for argv, with deps (encoded
+// as the runner gets them), as the runner would.
+func store(run string, argv []string, plan, deps []byte) error {
+	crun := C.CString(run)
+	defer C.free(unsafe.Pointer(crun))
+	cargv := cStrings(argv)
+	defer freeStrings(cargv)
+	cplan, cdeps := C.CBytes(plan), C.CBytes(deps)
+	defer C.free(cplan)
+	defer C.free(cdeps)
+	if C.pc_store(crun, &cargv[0], (*C.uchar)(cplan), C.size_t(len(plan)), (*C.char)(cdeps), C.size_t(len(deps))) < 0 {
+		return errors.New("not stored")
+	}
+	return nil
+}
+
+// load is pc_load below run: the plan cached for argv, as the constructor
+// would find it.
+func load(run string, argv []string) (plan []byte, ok bool) {
+	crun := C.CString(run)
+	defer C.free(unsafe.Pointer(crun))
+	cargv := cStrings(argv)
+	defer freeStrings(cargv)
+	var p *C.char
+	var n C.size_t
+	buf := C.pc_load(crun, &cargv[0], &p, &n)
+	if buf == nil {
+		return nil, false
+	}
+	defer C.free(unsafe.Pointer(buf))
+	return C.GoBytes(unsafe.Pointer(p), C.int(n)), true
+}
+
+// cStrings is argv as C has it: C strings, then NULL.
+func cStrings(ss []string) []*C.char {
+	out := make([]*C.char, len(ss)+1)
+	for i, s := range ss {
+		out[i] = C.CString(s)
+	}
+	return out
+}
+
+func freeStrings(cs []*C.char) {
+	for _, c := range cs {
+		C.free(unsafe.Pointer(c))
+	}
+}

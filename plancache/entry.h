@@ -1,0 +1,82 @@
+/* The plan cache's inside, shared by its two sides: the lookup (lookup.c),
+ * run from the jail binary's constructor before the Go runtime starts, and
+ * the store (store.c), run by the runner once Go has planned a run. Both
+ * are C so that one side owns the key, the entry format and the directory.
+ *
+ * An entry, named by the FNV-1a hash of its key in hex, is, in wire.h's
+ * encoding:
+ *   u32 magic "JCAC", u32 version,
+ *   bytes key   the invocation (key.c),
+ *   deps        u32 count, then each file the plan came from: str path,
+ *               u32 present, and when present what lstat said of it:
+ *               u64 dev, u64 ino, u32 mode, u32 uid, u32 gid, u64 size,
+ *               u64 mtime (ns), u64 ctime (ns),
+ *   bytes plan  the run plan (jail/runplan.h).
+ * The Go side encodes the deps (plancache.Deps), which only it knows. */
+#ifndef JAIL_PLANCACHE_ENTRY_H
+#define JAIL_PLANCACHE_ENTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "internal/wire/wire.h"
+
+#define PC_MAGIC 0x4341434au /* "JCAC" */
+#define PC_VERSION 1u
+#define PC_MAX (16u << 20)   /* bytes; a larger entry is neither written nor read */
+#define PC_NEW ".new-"       /* an entry being written, renamed into place when whole */
+
+/* Where the cache lives (dir.c): the runtime directory (RUN for root,
+ * RUN/user/UID for others), then the state directory in it, then plans. */
+#define PC_RUN "/run"
+#define PC_USER "user"
+#define PC_STATE "jail"
+#define PC_PLANS "plans"
+
+/* A key being built; bad once anything failed. */
+struct pc_key {
+	char *p;
+	size_t len, cap;
+	int bad;
+};
+
+/* pc_make_key builds what an invocation is cached under: the caller's
+ * euid and egid, working directory, HOME, JAIL_PROFILE_PATH, the jail
+ * binary's identity and the run flags of argv (plancache_args). It returns
+ * -1 when the invocation is not one to cache. */
+int pc_make_key(char **argv, struct pc_key *k);
+
+/* pc_name is an entry's file name: the key's hash, 16 hex digits. */
+void pc_name(const struct pc_key *k, char name[17]);
+
+/* pc_cache_dir opens the cache directory below run (PC_RUN but in tests),
+ * making the state and plans directories when create is set; every step
+ * must be the caller's and closed to everyone else, or it returns -1. */
+int pc_cache_dir(const char *run, int create);
+
+/* One file a plan came from, as the deps hold it. */
+struct pc_dep {
+	const char *path;
+	uint32_t present;
+	uint64_t dev, ino;
+	uint32_t mode, uid, gid;
+	uint64_t size, mtime, ctime;
+};
+
+/* pc_dep_read reads one dep; w->bad says it was malformed. */
+void pc_dep_read(struct wire *w, struct pc_dep *d);
+
+/* pc_ns is t in nanoseconds, as the deps hold times. */
+static inline uint64_t pc_ns(struct timespec t) { return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec; }
+
+/* pc_load finds the entry for argv below run: *plan and *len are its
+ * plan, inside the returned buffer (the caller's to free); NULL when there
+ * is none to use. */
+unsigned char *pc_load(const char *run, char **argv, const char **plan, size_t *len);
+
+/* pc_store writes the entry for argv below run, atomically, then prunes
+ * the directory. It returns -1 when nothing was stored. */
+int pc_store(const char *run, char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen);
+
+#endif

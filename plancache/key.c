@@ -1,0 +1,93 @@
+/* The plan cache's key: what makes two invocations the same run. Built by
+ * the lookup, in the constructor before the Go runtime starts, and by the
+ * store, in the runner; one function, so the two cannot disagree. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plancache/entry.h"
+#include "plancache/plancache.h"
+
+/* key_put appends n bytes; the field goes on until key_end. */
+static void key_put(struct pc_key *k, const char *s, size_t n)
+{
+	if (k->bad)
+		return;
+	if (k->cap - k->len < n) {
+		size_t cap = k->cap * 2 + n + 256;
+		char *p = realloc(k->p, cap);
+		if (!p) {
+			k->bad = 1;
+			return;
+		}
+		k->p = p, k->cap = cap;
+	}
+	memcpy(k->p + k->len, s, n);
+	k->len += n;
+}
+
+/* key_end closes a field with its NUL. */
+static void key_end(struct pc_key *k) { key_put(k, "", 1); }
+
+static void key_str(struct pc_key *k, const char *s)
+{
+	key_put(k, s, strlen(s));
+	key_end(k);
+}
+
+static void key_num(struct pc_key *k, unsigned long long v)
+{
+	char b[32];
+	key_put(k, b, (size_t)snprintf(b, sizeof b, "%llu", v));
+	key_end(k);
+}
+
+/* add_flag puts one run flag into the key, as name=value; where the status
+ * record goes is not part of the plan (a caller may name a new file for
+ * every run), and -p is --profile. */
+static void add_flag(void *ctx, const char *name, size_t n, const char *value)
+{
+	struct pc_key *k = ctx;
+	if (n == 11 && strncmp(name, "status-json", n) == 0)
+		return;
+	if (n == 1 && name[0] == 'p')
+		name = "profile", n = 7;
+	key_put(k, name, n);
+	key_put(k, "=", 1);
+	key_str(k, value);
+}
+
+int pc_make_key(char **argv, struct pc_key *k)
+{
+	char cwd[4096];
+	struct stat st;
+	if (!getcwd(cwd, sizeof cwd) || stat("/proc/self/exe", &st) < 0)
+		return -1;
+	const char *home = getenv("HOME"), *path = getenv("JAIL_PROFILE_PATH");
+	key_str(k, "jail-plan-key-v2");
+	key_num(k, geteuid());
+	key_num(k, getegid());
+	key_str(k, cwd);
+	key_str(k, home ? home : "");
+	key_str(k, path ? path : "");
+	key_num(k, (unsigned long long)st.st_dev);
+	key_num(k, (unsigned long long)st.st_ino);
+	key_num(k, (unsigned long long)st.st_size);
+	key_num(k, (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec);
+	if (plancache_args(argv, add_flag, k) < 0)
+		return -1;
+	return k->bad ? -1 : 0;
+}
+
+/* pc_name hashes the key with FNV-1a: the entry holds the whole key, which
+ * the lookup compares in full, so a collision is only a miss. */
+void pc_name(const struct pc_key *k, char name[17])
+{
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < k->len; i++)
+		h = (h ^ (unsigned char)k->p[i]) * 1099511628211ull;
+	snprintf(name, 17, "%016llx", (unsigned long long)h);
+}

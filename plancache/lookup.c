@@ -1,0 +1,111 @@
+/* The plan cache's lookup, run from the jail binary's constructor before
+ * the Go runtime starts: an entry (entry.h) is used only if it is the
+ * caller's own, private, for exactly this invocation, and every file it was
+ * planned from is as it was then. Anything else is a miss, and Go plans. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "plancache/entry.h"
+#include "plancache/plancache.h"
+
+void pc_dep_read(struct wire *w, struct pc_dep *d)
+{
+	*d = (struct pc_dep){.path = wire_str(w), .present = wire_u32(w)};
+	if (d->present > 1)
+		w->bad = 1;
+	if (!d->present || w->bad)
+		return;
+	d->dev = wire_u64(w), d->ino = wire_u64(w);
+	d->mode = wire_u32(w), d->uid = wire_u32(w), d->gid = wire_u32(w);
+	d->size = wire_u64(w), d->mtime = wire_u64(w), d->ctime = wire_u64(w);
+}
+
+/* dep_holds checks one file the plan came from against what it was. */
+static int dep_holds(struct wire *w)
+{
+	struct pc_dep d;
+	struct stat st;
+	pc_dep_read(w, &d);
+	if (w->bad)
+		return 0;
+	if (!d.present)
+		return lstat(d.path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+	if (lstat(d.path, &st) < 0)
+		return 0;
+	return st.st_dev == d.dev && st.st_ino == d.ino && st.st_mode == d.mode && st.st_uid == d.uid &&
+	       st.st_gid == d.gid && (uint64_t)st.st_size == d.size && pc_ns(st.st_mtim) == d.mtime &&
+	       pc_ns(st.st_ctim) == d.ctime;
+}
+
+/* read_entry reads the entry name in dir, if it is a private regular file
+ * of the caller's, of a size an entry may have; *fd stays open on it. */
+static unsigned char *read_entry(int dir, const char *name, size_t *size, int *fd)
+{
+	/* O_NONBLOCK: a FIFO under an entry's name would block the open
+	 * until a writer came; it is refused below, as anything not a
+	 * regular file is. */
+	*fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	unsigned char *buf = NULL;
+	if (*fd < 0 || fstat(*fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) ||
+	    st.st_size <= 0 || (size_t)st.st_size > PC_MAX || !(buf = malloc((size_t)st.st_size)))
+		return NULL;
+	if (read(*fd, buf, (size_t)st.st_size) != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	*size = (size_t)st.st_size;
+	return buf;
+}
+
+unsigned char *pc_load(const char *run, char **argv, const char **plan, size_t *len)
+{
+	struct pc_key k = {0};
+	unsigned char *buf = NULL;
+	size_t size = 0, klen;
+	int dir = -1, fd = -1;
+	char name[17];
+	if (pc_make_key(argv, &k) < 0 || (dir = pc_cache_dir(run, 0)) < 0)
+		goto miss;
+	pc_name(&k, name);
+	if (!(buf = read_entry(dir, name, &size, &fd)))
+		goto miss;
+	struct wire w = {.p = buf, .end = buf + size};
+	if (wire_u32(&w) != PC_MAGIC || wire_u32(&w) != PC_VERSION)
+		goto miss;
+	const char *key = wire_bytes(&w, &klen);
+	if (w.bad || klen != k.len || memcmp(key, k.p, klen) != 0)
+		goto miss;
+	for (uint32_t n = wire_u32(&w); n > 0; n--)
+		if (w.bad || !dep_holds(&w))
+			goto miss;
+	*plan = wire_bytes(&w, len);
+	if (w.bad)
+		goto miss;
+	futimens(fd, NULL); /* used: the last to be pruned */
+	close(fd);
+	close(dir);
+	free(k.p);
+	return buf;
+miss:
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	free(buf);
+	free(k.p);
+	return NULL;
+}
+
+unsigned char *plancache_load(char **argv, size_t *len)
+{
+	const char *plan;
+	/* The plan stays where it is, in the entry's buffer: the runner
+	 * reads it in place, and never returns. */
+	return pc_load(PC_RUN, argv, &plan, len) ? (unsigned char *)plan : NULL;
+}
