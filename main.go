@@ -37,6 +37,7 @@ import (
 	"jail/preflight"
 	"jail/profiles"
 	"jail/seccomp"
+	"jail/seccomp/policyfile"
 )
 
 // Exit statuses of jail's own: the command's status passes through
@@ -477,7 +478,7 @@ func seccompCommand() *cli.Command {
 				Usage:     "list the built-in and user seccomp policies",
 				UsageText: "jail seccomp list\n\nExample:\n   jail seccomp list",
 				Action: func(c *cli.Context) error {
-					entries, err := profiles.ListPolicies(opts())
+					entries, err := policyfile.List(opts())
 					if err != nil {
 						return err
 					}
@@ -506,7 +507,7 @@ func seccompCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					_, err = c.App.Writer.Write(profiles.EncodePolicy(p))
+					_, err = c.App.Writer.Write(policyfile.Encode(p))
 					return err
 				},
 			},
@@ -561,7 +562,7 @@ func seccompCommand() *cli.Command {
 						fmt.Fprintln(os.Stderr, "jail: warning:", w)
 					}
 					p.Name = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json")
-					_, err = c.App.Writer.Write(profiles.EncodePolicy(p))
+					_, err = c.App.Writer.Write(policyfile.Encode(p))
 					return err
 				},
 			},
@@ -573,7 +574,7 @@ func onePolicy(c *cli.Context, opts profiles.Options) (*seccomp.Policy, error) {
 	if c.NArg() != 1 {
 		return nil, &exitStatus{code: exitJail, msg: "give one policy name (jail seccomp list)"}
 	}
-	return profiles.LoadPolicy(c.Args().First(), opts)
+	return policyfile.Load(c.Args().First(), opts)
 }
 
 func printEntries(c *cli.Context, entries []profiles.Entry) {

@@ -1,0 +1,8 @@
+//go:build jailgen
+
+package policyfile
+
+// GeneratedLayers returns builtin_layers.go before gofmt, for go generate's
+// jail/internal/builtingen; built only with -tags jailgen, so no part of
+// the package's API.
+func GeneratedLayers() (string, error) { return builtinDefsFile() }
