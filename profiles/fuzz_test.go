@@ -9,9 +9,9 @@ import (
 )
 
 // FuzzLoad feeds arbitrary bytes through decoding, validation, merging and
-// Encode, as a profile (seccomp/policyfile fuzzes the policy files). Besides never
-// panicking it checks that the decoder and the in-memory check agree, that
-// every problem in a parsed file is located, and that whatever loads
+// Encode, as a profile (seccomp/policyfile fuzzes policy files). Besides
+// never panicking it checks that the decoder and the in-memory check agree,
+// that every problem in a parsed file is located, and that whatever loads
 // survives Encode and a second load unchanged.
 func FuzzLoad(f *testing.F) {
 	// Small seeds: the engine minimizes every new input, and minimizing one
