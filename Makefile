@@ -16,7 +16,7 @@ FUZZTIME ?= 20s
 
 export CGO_ENABLED := 1
 
-.PHONY: test-cgroup2 all build test testdeps fuzz soak demo bench lint deps clean
+.PHONY: test-cgroup2 all build test testdeps fuzz soak demo bench lint deps clean generate
 
 all: build
 
@@ -58,13 +58,19 @@ testdeps:
 		$(SUDO) apt-get install -y -qq $$p >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$p; }; }; done
 
-# The profile parser, and the runner's C plan decoder and status-record
-# escaping (through cgo: Go's coverage does not see the C, so these mutate
-# from real plans and strings).
+# The profile and seccomp policy parsers, and the runner's C plan decoder
+# and status-record escaping (through cgo: Go's coverage does not see the
+# C, so these mutate from real plans and strings).
 fuzz: deps
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./profiles
+	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME) ./seccomp/policyfile
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzRunPlan$$' -fuzztime $(FUZZTIME) ./jail
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzStatusString$$' -fuzztime $(FUZZTIME) ./jail
+
+# The built-in profiles and seccomp policies decoded ahead of time
+# (builtin_layers.go), after editing one; a unit test fails while stale.
+generate: deps
+	$(GO) generate ./profiles ./seccomp/policyfile
 
 # Not part of make test: many mixed runs 8 at once, as root and as an
 # unprivileged user, 5% SIGKILLed at random; fails on anything left behind

@@ -14,6 +14,7 @@ import (
 
 	"jail/profiles"
 	"jail/seccomp"
+	"jail/seccomp/policyfile"
 )
 
 // seccompCommand is `jail seccomp list|groups|show|export|import`.
@@ -28,7 +29,7 @@ func seccompCommand() *cli.Command {
 				Usage:     "list the built-in and user seccomp policies",
 				UsageText: "jail seccomp list\n\nExample:\n   jail seccomp list",
 				Action: func(c *cli.Context) error {
-					entries, err := profiles.ListPolicies(policyOptions())
+					entries, err := policyfile.List(policyOptions())
 					if err != nil {
 						return err
 					}
@@ -57,7 +58,7 @@ func seccompCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					_, err = c.App.Writer.Write(profiles.EncodePolicy(p))
+					_, err = c.App.Writer.Write(policyfile.Encode(p))
 					return err
 				},
 			},
@@ -124,7 +125,7 @@ func seccompImportCommand() *cli.Command {
 				fmt.Fprintln(os.Stderr, "jail: warning:", w)
 			}
 			p.Name = strings.TrimSuffix(filepath.Base(c.Args().First()), ".json")
-			_, err = c.App.Writer.Write(profiles.EncodePolicy(p))
+			_, err = c.App.Writer.Write(policyfile.Encode(p))
 			return err
 		},
 	}
@@ -140,5 +141,5 @@ func onePolicy(c *cli.Context) (*seccomp.Policy, error) {
 	if c.NArg() != 1 {
 		return nil, &exitStatus{code: exitJail, msg: "give one policy name (jail seccomp list)"}
 	}
-	return profiles.LoadPolicy(c.Args().First(), policyOptions())
+	return policyfile.Load(c.Args().First(), policyOptions())
 }

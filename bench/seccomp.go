@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"jail/internal/stats"
-	"jail/profiles"
 	"jail/seccomp"
+	"jail/seccomp/policyfile"
 )
 
 // compiledPolicy is the policy whose first-time compile is timed: the one
@@ -30,7 +30,7 @@ type SeccompPart struct {
 // seccompPart compiles the policy compileRuns times, in this process, as
 // jail does on a cache miss.
 func seccompPart() (SeccompPart, error) {
-	p, err := profiles.LoadPolicy(compiledPolicy, profiles.Options{})
+	p, err := policyfile.Load(compiledPolicy, policyfile.Options{})
 	if err != nil {
 		return SeccompPart{}, err
 	}

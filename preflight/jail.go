@@ -9,7 +9,7 @@ import (
 
 	"jail/jail"
 	"jail/mount"
-	"jail/profiles"
+	"jail/seccomp/policyfile"
 )
 
 // wholeJail builds a real jail and runs a command in it: pivot_root, a
@@ -21,7 +21,7 @@ import (
 // commands do.
 func wholeJail() Result {
 	r := Result{Name: "a jail runs"}
-	if _, err := profiles.LoadPolicy("default", profiles.Options{}); err != nil {
+	if _, err := policyfile.Load("default", policyfile.Options{}); err != nil {
 		r.Detail = fmt.Sprintf("seccomp policy: %v", err)
 		return r
 	}
@@ -73,7 +73,7 @@ func wholeJail() Result {
 // probeConfig is the jail the checks run: the host's programs read-only,
 // proc, a minimal /dev, the default seccomp filter, no cgroup limits.
 func probeConfig(argv []string) jail.Config {
-	policy, _ := profiles.LoadPolicy("default", profiles.Options{}) // nil: NewPlan refuses it, and says so
+	policy, _ := policyfile.Load("default", policyfile.Options{}) // nil: NewPlan refuses it, and says so
 	return jail.Config{
 		Profile:    "check",
 		Argv:       argv,

@@ -1,358 +1,173 @@
 package profiles
 
-// Decoding: one profile file from TOML to a layer, strictly. The file is
-// parsed into generic values and walked by hand rather than decoded into a
-// struct, because the struct decoder stops at the first type error and every
-// problem must be reported at once.
+// Decoding: one profile file from TOML to a layer, strictly, every problem
+// reported at once (the machinery is tomlstrict's; the schema is here).
 
 import (
 	"errors"
-	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
-	"github.com/BurntSushi/toml"
+	"jail/internal/tomlstrict"
+	"jail/seccomp/policyfile"
 )
+
+// Problem is one thing wrong with a profile, located in its file.
+type Problem = tomlstrict.Problem
+
+// Errors is every problem found in a profile and the profiles it extends.
+type Errors = tomlstrict.Errors
 
 // layer is one profile file, decoded but not merged: the values it sets and
 // which keys it set, so that a child overrides only what it says.
 type layer struct {
-	file    string          // as problems name it
-	id      string          // identity for cycle detection: absolute path, or "built-in:NAME"
-	dir     string          // the directory relative extends paths start from; "" for built-ins
-	extends string          // the parent, as written
-	set     map[string]bool // key paths this file defines: "hostname", "user.uid", "limits.core", ...
-	p       Profile         // the values: scalars where set says so, env and mounts as written
-	// policy is a policy file's policy, or the inline one a profile's
-	// [seccomp] table writes (nil when it names or imports one instead).
-	policy *policyDef
-	src    string   // the file's text, for the locator
-	loc    *locator // built on first use: a file without problems never needs it
+	*tomlstrict.Doc                 // the file, for problems
+	dir             string          // the directory relative paths start from; "" for built-ins
+	extends         string          // the parent, as written
+	set             map[string]bool // key paths this file defines: "hostname", "user.uid", "limits.core", ...
+	p               Profile         // the values: scalars where set says so, env and mounts as written
+	// policy is the policy the profile's [seccomp] table writes inline (nil
+	// when it names or imports one instead).
+	policy *policyfile.Def
 }
 
-// locator returns the layer's locator, scanning the source the first time.
-func (l *layer) locator() *locator {
-	if l.loc == nil {
-		l.loc = locate(l.src)
-	}
-	return l.loc
-}
-
-// problem locates one problem about key in this layer's file.
-func (l *layer) problem(key, msg string) Problem {
-	line, col := l.locator().find(key)
-	return Problem{File: l.file, Line: line, Col: col, Key: key, Msg: msg}
-}
+// Extends is the profile the file extends.
+func (l *layer) Extends() string { return l.extends }
 
 // decodeLayer parses and validates one profile file. It returns a nil layer
 // only when the file is not TOML at all; otherwise the layer and every
 // problem in it.
-func decodeLayer(file string, src []byte) (*layer, Errors) {
-	return decodeWith(file, src, (*decoder).top)
-}
-
-// decodeWith parses one file and walks its top-level table with walk.
-func decodeWith(file string, src []byte, walk func(*decoder, map[string]any)) (*layer, Errors) {
-	var m map[string]any
-	if _, err := toml.Decode(string(src), &m); err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			line, col := syntaxPos(string(src), pe)
-			return nil, Errors{{File: file, Line: line, Col: col, Msg: pe.Message}}
-		}
-		return nil, Errors{{File: file, Msg: err.Error()}}
+func decodeLayer(doc *tomlstrict.Doc) (*layer, Errors) {
+	l := &layer{Doc: doc, set: map[string]bool{}}
+	probs, ok := tomlstrict.Decode(doc, func(d *tomlstrict.Decoder, top map[string]any) {
+		(&decoder{d, l}).top(top)
+	})
+	if !ok {
+		return nil, probs
 	}
-	l := &layer{file: file, set: map[string]bool{}, src: string(src)}
-	d := &decoder{l: l}
-	walk(d, m)
-	d.probs.sortByPosition()
-	return l, d.probs
+	return l, probs
 }
 
-// syntaxPos returns the line and byte column of a parse error, computed
-// from its offset (the parser's own column is off by one line's length when
-// the offending byte ends a line).
-func syntaxPos(src string, pe toml.ParseError) (line, col int) {
-	starts := lineStarts(strings.TrimPrefix(src, "\ufeff")) // the parser drops the BOM too
-	line, col = pe.Position.Line, pe.Position.Col
-	if line >= 1 && line <= len(starts) {
-		if c := pe.Position.Start - starts[line-1] + 1; c >= 1 {
-			col = c
-		}
-	}
-	return line, col
-}
-
-// decoder walks one file's generic values into its layer, collecting
-// problems rather than stopping at the first.
+// decoder walks one file's values into its layer.
 type decoder struct {
-	l     *layer
-	probs Errors
-}
-
-func (d *decoder) fail(key, format string, args ...any) {
-	d.probs = append(d.probs, d.l.problem(key, fmt.Sprintf(format, args...)))
-}
-
-// failValue reports a value that has the right type but a bad value, quoting
-// the value as the file wrote it.
-func (d *decoder) failValue(key string, v any, err error) {
-	switch v := v.(type) {
-	case string:
-		d.fail(key, "%q: %v", v, err)
-	case int64:
-		d.fail(key, "%d: %v", v, err)
-	default:
-		d.fail(key, "got %s: %v", typeName(v), err)
-	}
-}
-
-func (d *decoder) unknown(key, name string, known []string) {
-	if s := suggest(name, known); s != "" {
-		d.fail(key, "unknown key, did you mean %q?", s)
-		return
-	}
-	d.fail(key, "unknown key")
-}
-
-func (d *decoder) str(key string, v any) (string, bool) {
-	s, ok := v.(string)
-	if !ok {
-		d.fail(key, "want a string, got %s", typeName(v))
-	}
-	return s, ok
-}
-
-func (d *decoder) table(key string, v any) (map[string]any, bool) {
-	t, ok := v.(map[string]any)
-	if !ok {
-		d.fail(key, "want a table, got %s", typeName(v))
-	}
-	return t, ok
-}
-
-// tables returns an array of tables, written as [[key]] or inline, with
-// its elements still to be checked for being tables.
-func (d *decoder) tables(key string, v any) ([]any, bool) {
-	switch v := v.(type) {
-	case []map[string]any:
-		tables := make([]any, len(v))
-		for i, t := range v {
-			tables[i] = t
-		}
-		return tables, true
-	case []any:
-		return v, true
-	}
-	d.fail(key, "want an array of tables ([[%s]]), got %s", headerName(key), typeName(v))
-	return nil, false
-}
-
-// headerName is how a TOML header names the table at key: "rule[2].arg" is
-// written [[rule.arg]].
-func headerName(key string) string {
-	var b strings.Builder
-	depth := 0
-	for i := 0; i < len(key); i++ {
-		switch c := key[i]; {
-		case c == '[':
-			depth++
-		case c == ']':
-			depth--
-		case depth == 0:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
-
-// check reports err, if any, against key and says whether the value is good.
-func (d *decoder) check(key string, err error) bool {
-	if err != nil {
-		d.fail(key, "%v", err)
-	}
-	return err == nil
-}
-
-// checkValue is check for a problem with the value v itself, which it quotes.
-func (d *decoder) checkValue(key string, v any, err error) bool {
-	if err != nil {
-		d.failValue(key, v, err)
-	}
-	return err == nil
-}
-
-// id decodes a uid or gid.
-func (d *decoder) id(key string, v any, checkFn func(int64) error) (uint32, bool) {
-	n, ok := v.(int64)
-	if !ok {
-		d.fail(key, "want an integer, got %s", typeName(v))
-		return 0, false
-	}
-	if err := checkFn(n); err != nil {
-		d.failValue(key, n, err)
-		return 0, false
-	}
-	return uint32(n), true
-}
-
-func sortedKeys(m map[string]any) []string {
-	return slices.Sorted(maps.Keys(m))
+	*tomlstrict.Decoder
+	l *layer
 }
 
 func (d *decoder) top(m map[string]any) {
 	p, set := &d.l.p, d.l.set
 	p.Env.Set = map[string]string{}
-	for _, k := range sortedKeys(m) {
-		v, key := m[k], joinKey("", k)
+	d.Each("", m, topKeys, func(k, key string, v any) bool {
 		switch k {
 		case "description":
-			if s, ok := d.str(key, v); ok {
-				p.Description, set[k] = s, true
-			}
+			p.Description, set[k] = d.Str(key, v)
 		case "extends":
-			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkTarget(s)) {
+			if s, ok := d.CheckedStr(key, v, checkTarget); ok {
 				d.l.extends = s
 			}
 		case "hostname":
-			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkHostname(s)) {
-				p.Hostname, set[k] = s, true
-			}
+			p.Hostname, set[k] = d.CheckedStr(key, v, checkHostname)
 		case "secrets":
-			if t, ok := d.table(key, v); ok {
-				for _, sk := range sortedKeys(t) {
-					skey := joinKey("secrets", sk)
-					if sk != "file" {
-						d.unknown(skey, sk, []string{"file"})
-						continue
+			d.Sub(key, v, func(t map[string]any) {
+				d.Each("secrets", t, []string{"file"}, func(k, key string, v any) bool {
+					if k != "file" {
+						return false
 					}
-					if s, ok := d.str(skey, t[sk]); ok && d.checkValue(skey, s, checkHostFile(s)) {
-						p.Secrets.File, set[skey] = s, true
-					}
-				}
-			}
+					p.Secrets.File, set[key] = d.CheckedStr(key, v, checkHostFile)
+					return true
+				})
+			})
 		case "audit_log":
-			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkHostFile(s)) {
-				p.AuditLog, set[k] = s, true
-			}
+			p.AuditLog, set[k] = d.CheckedStr(key, v, checkHostFile)
 		case "cwd":
-			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkJailPath(s, true)) {
-				p.Cwd, set[k] = s, true
-			}
+			p.Cwd, set[k] = d.CheckedStr(key, v, func(s string) error { return checkJailPath(s, true) })
 		case "new_session":
-			if b, ok := v.(bool); ok {
-				p.NewSession, set[k] = b, true
-			} else {
-				d.fail(key, "want a boolean, got %s", typeName(v))
-			}
+			p.NewSession, set[k] = d.Bool(key, v)
 		case "user":
-			if t, ok := d.table(key, v); ok {
-				d.user(t)
-			}
+			d.Sub(key, v, d.user)
 		case "env":
-			if t, ok := d.table(key, v); ok {
-				d.env(t)
-			}
+			d.Sub(key, v, d.env)
 		case "limits":
-			if t, ok := d.table(key, v); ok {
-				d.limits(t)
-			}
+			d.Sub(key, v, d.limits)
 		case "network":
-			if t, ok := d.table(key, v); ok {
-				d.network(t)
-			}
+			d.Sub(key, v, d.network)
 		case "seccomp":
-			if t, ok := d.table(key, v); ok {
-				d.seccomp(t)
-			}
+			d.Sub(key, v, d.seccomp)
 		case "mount":
 			d.mounts(key, v)
 		default:
-			d.unknown(key, k, topKeys)
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func (d *decoder) user(t map[string]any) {
 	u, set := &d.l.p.User, d.l.set
-	for _, k := range sortedKeys(t) {
-		v, key := t[k], joinKey("user", k)
-		var ok bool
+	d.Each("user", t, userKeys, func(k, key string, v any) bool {
 		switch k {
 		case "uid":
-			u.UID, ok = d.id(key, v, checkID)
+			u.UID, set[key] = d.id(key, v, checkID)
 		case "gid":
-			u.GID, ok = d.id(key, v, checkID)
+			u.GID, set[key] = d.id(key, v, checkID)
 		case "host_uid":
-			u.HostUID, ok = d.id(key, v, checkHostID)
+			u.HostUID, set[key] = d.id(key, v, checkHostID)
 		case "host_gid":
-			u.HostGID, ok = d.id(key, v, checkHostID)
+			u.HostGID, set[key] = d.id(key, v, checkHostID)
 		case "name":
-			u.Name, ok = d.str(key, v)
-			ok = ok && d.checkValue(key, u.Name, checkUserName(u.Name))
+			u.Name, set[key] = d.CheckedStr(key, v, checkUserName)
 		default:
-			d.unknown(key, k, userKeys)
+			return false
 		}
-		set[key] = ok
+		return true
+	})
+}
+
+// id decodes a uid or gid.
+func (d *decoder) id(key string, v any, check func(int64) error) (uint32, bool) {
+	n, ok := d.Int(key, v)
+	if !ok || !d.CheckValue(key, n, check(n)) {
+		return 0, false
 	}
+	return uint32(n), true
 }
 
 func (d *decoder) env(t map[string]any) {
 	e := &d.l.p.Env
-	for _, k := range sortedKeys(t) {
-		v, key := t[k], joinKey("env", k)
+	d.Each("env", t, envKeys, func(k, key string, v any) bool {
 		switch k {
 		case "keep":
-			arr, ok := v.([]any)
-			if !ok {
-				d.fail(key, "want an array of variable names, got %s", typeName(v))
-				continue
-			}
-			for i, x := range arr {
-				ekey := indexKey(key, i+1)
-				if s, ok := d.str(ekey, x); ok && d.checkValue(ekey, s, checkEnvName(s)) {
-					e.Keep = append(e.Keep, s)
-				}
-			}
+			e.Keep = append(e.Keep, d.Strings(key, v, "variable names", checkEnvName)...)
 		case "set":
-			vars, ok := d.table(key, v)
-			if !ok {
-				continue
-			}
-			for _, name := range sortedKeys(vars) {
-				vkey := joinKey(key, name)
-				s, ok := d.str(vkey, vars[name])
-				if ok && d.check(vkey, errors.Join(checkEnvName(name), checkEnvValue(s))) {
+			vars, _ := d.Table(key, v)
+			for _, name := range tomlstrict.SortedKeys(vars) {
+				vkey := tomlstrict.JoinKey(key, name)
+				if s, ok := d.Str(vkey, vars[name]); ok && d.Check(vkey, errors.Join(checkEnvName(name), checkEnvValue(s))) {
 					e.Set[name] = s
 				}
 			}
 		default:
-			d.unknown(key, k, envKeys)
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func (d *decoder) limits(t map[string]any) {
 	lim, set := &d.l.p.Limits, d.l.set
-	for _, k := range sortedKeys(t) {
-		v, key := t[k], joinKey("limits", k)
+	d.Each("limits", t, limitKeys, func(k, key string, v any) bool {
 		if k == "time" {
 			dur, err := parseTime(v)
-			if err != nil {
-				d.failValue(key, v, err)
-				continue
+			if d.CheckValue(key, v, err) {
+				lim.Time, set[key] = dur, true
 			}
-			lim.Time, set[key] = dur, true
-			continue
+			return true
 		}
 		if d.cgroupLimit(lim, k, key, v) {
-			continue
+			return true
 		}
 		i := slices.IndexFunc(rlimits, func(r rlimitKey) bool { return r.key == k })
 		if i < 0 {
-			d.unknown(key, k, limitKeys)
-			continue
+			return false
 		}
 		var n uint64
 		var err error
@@ -367,12 +182,11 @@ func (d *decoder) limits(t map[string]any) {
 		if err == nil && k == "nofile" {
 			err = checkNofile(n)
 		}
-		if err != nil {
-			d.failValue(key, v, err)
-			continue
+		if d.CheckValue(key, v, err) {
+			*lim.rlimit(k), set[key] = &n, true
 		}
-		*lim.rlimit(k), set[key] = &n, true
-	}
+		return true
+	})
 }
 
 // cgroupLimit decodes the limits that are not rlimits; false: k is not one.
@@ -399,34 +213,24 @@ func (d *decoder) cgroupLimit(lim *Limits, k, key string, v any) bool {
 		var n uint64
 		n, err = parseSize(v)
 		lim.MaxOutput = &n
-	case "mode":
-		s, ok := d.str(key, v)
+	case "mode", "on_pids_limit", "cgroup_parent":
+		s, ok := d.Str(key, v)
 		if !ok {
 			return true
 		}
-		err = checkLimitsMode(s)
-		lim.Mode = s
-	case "on_pids_limit":
-		s, ok := d.str(key, v)
-		if !ok {
-			return true
+		switch k {
+		case "mode":
+			lim.Mode, err = s, checkLimitsMode(s)
+		case "on_pids_limit":
+			lim.OnPidsLimit, err = s, checkOnPidsLimit(s)
+		default:
+			lim.CgroupParent, err = s, checkCgroupParent(s)
 		}
-		err = checkOnPidsLimit(s)
-		lim.OnPidsLimit = s
-	case "cgroup_parent":
-		s, ok := d.str(key, v)
-		if !ok {
-			return true
-		}
-		err = checkCgroupParent(s)
-		lim.CgroupParent = s
 	default:
 		return false
 	}
-	if err != nil {
-		d.failValue(key, v, err)
-		return true
+	if d.CheckValue(key, v, err) {
+		d.l.set[key] = true
 	}
-	d.l.set[key] = true
 	return true
 }

@@ -12,7 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"jail/internal/tomlstrict"
+	"jail/seccomp/policyfile"
 )
 
 // Encode writes the resolved profile as TOML that Load accepts: every key
@@ -22,8 +24,8 @@ import (
 // only --workspace may give, is written as a comment.
 func (p *Profile) Encode() ([]byte, error) {
 	var b strings.Builder
-	kv := func(key, value string) { fmt.Fprintf(&b, "%s = %s\n", joinKey("", key), value) }
-	str := func(key, value string) { kv(key, quoteString(value)) }
+	kv := func(key, value string) { fmt.Fprintf(&b, "%s = %s\n", tomlstrict.JoinKey("", key), value) }
+	str := func(key, value string) { kv(key, tomlstrict.Quote(value)) }
 	num := func(key string, n uint32) { kv(key, strconv.FormatUint(uint64(n), 10)) }
 
 	str("description", p.Description)
@@ -32,7 +34,7 @@ func (p *Profile) Encode() ([]byte, error) {
 		str("audit_log", p.AuditLog)
 	}
 	if p.Secrets.File != "" {
-		fmt.Fprintf(&b, "secrets = { file = %s }\n", quoteString(p.Secrets.File))
+		fmt.Fprintf(&b, "secrets = { file = %s }\n", tomlstrict.Quote(p.Secrets.File))
 	}
 	str("cwd", p.Cwd)
 	kv("new_session", strconv.FormatBool(p.NewSession))
@@ -47,7 +49,7 @@ func (p *Profile) Encode() ([]byte, error) {
 	b.WriteString("\n[env]\n")
 	keep := make([]string, len(p.Env.Keep))
 	for i, k := range p.Env.Keep {
-		keep[i] = quoteString(k)
+		keep[i] = tomlstrict.Quote(k)
 	}
 	kv("keep", "["+strings.Join(keep, ", ")+"]")
 	b.WriteString("\n[env.set]\n")
@@ -92,15 +94,15 @@ func (p *Profile) Encode() ([]byte, error) {
 // encode writes one mount's keys: those its type uses, defaults included.
 func (m *Mount) encode(b *strings.Builder) {
 	kv := func(key, value string) { fmt.Fprintf(b, "%s = %s\n", key, value) }
-	kv("type", quoteString(m.Type))
+	kv("type", tomlstrict.Quote(m.Type))
 	keys := mountTypes[m.Type].keys
 	if slices.Contains(keys, "src") {
-		kv("src", quoteString(m.Src))
+		kv("src", tomlstrict.Quote(m.Src))
 	}
 	if m.Type == workspaceType && m.Src != "" {
-		fmt.Fprintf(b, "# src = %s, from --workspace\n", quoteString(m.Src))
+		fmt.Fprintf(b, "# src = %s, from --workspace\n", tomlstrict.Quote(m.Src))
 	}
-	kv("dst", quoteString(m.Dst))
+	kv("dst", tomlstrict.Quote(m.Dst))
 	if m.Unmasked {
 		b.WriteString("# UNMASKED PROC: the host's kernel command line and interrupt counts readable, /proc/sys not read-only: for a jail that runs jails\n")
 		kv("masked", "false")
@@ -123,10 +125,10 @@ func (m *Mount) encode(b *strings.Builder) {
 		}
 	}
 	if slices.Contains(keys, "target") {
-		kv("target", quoteString(m.Target))
+		kv("target", tomlstrict.Quote(m.Target))
 	}
 	if slices.Contains(keys, "content") {
-		kv("content", quoteString(m.Content))
+		kv("content", tomlstrict.Quote(m.Content))
 	}
 }
 
@@ -142,42 +144,7 @@ func (p *Profile) Hash() string {
 	h.Write(data)
 	if r := p.Seccomp.resolved; r != nil && p.Seccomp.Inline == nil {
 		h.Write([]byte("\n# the seccomp policy it names\n"))
-		h.Write(EncodePolicy(r))
+		h.Write(policyfile.Encode(r))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// quoteString writes s as a TOML basic string. Control characters are
-// escaped (TOML forbids them raw); bytes that are not UTF-8, which no loaded
-// profile holds, become U+FFFD so the output is always valid TOML.
-func quoteString(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\u%04X`, r)
-		default:
-			b.WriteRune(r) // utf8.RuneError for an invalid byte: U+FFFD
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

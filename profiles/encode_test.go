@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/BurntSushi/toml"
+	"jail/internal/tomlstrict"
 )
 
 // reload decodes Encode's output as a profile file on its own, looking
 // named policies up as opts says.
 func reload(t testing.TB, data []byte, opts Options) *Profile {
 	t.Helper()
-	l, probs := decodeLayer("encoded", data)
+	l, probs := decode("encoded", data)
 	if len(probs) > 0 {
 		t.Fatalf("Encode's output does not load:\n%v\n%s", probs, data)
 	}
@@ -165,16 +165,7 @@ func TestHash(t *testing.T) {
 	}
 }
 
-func TestQuoteString(t *testing.T) {
-	for _, s := range []string{
-		"", "plain", `"`, `\`, "\b\t\n\f\r", "\x00\x01\x1f\x7f", "ünï ☃ 𝄞", `\u0041`, `'''`, `"""`,
-	} {
-		var v struct{ S string }
-		if _, err := toml.Decode("S = "+quoteString(s), &v); err != nil || v.S != s {
-			t.Errorf("quoteString(%q) = %s decodes to %q, %v", s, quoteString(s), v.S, err)
-		}
-	}
-	if got := quoteString("bad\xffbyte"); got != "\"bad\uFFFDbyte\"" {
-		t.Errorf("quoteString(invalid UTF-8) = %s", got)
-	}
+// decode decodes data as the profile file named file.
+func decode(file string, data []byte) (*layer, Errors) {
+	return decodeLayer(tomlstrict.NewDoc(file, data))
 }

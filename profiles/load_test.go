@@ -52,7 +52,7 @@ func TestBuiltins(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, probs := decodeLayer(name, data); len(probs) > 0 {
+			if _, probs := decode(name, data); len(probs) > 0 {
 				t.Fatalf("built-in has problems:\n%v", probs)
 			}
 			p := mustLoad(t, name, Options{})

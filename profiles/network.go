@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"jail/internal/tomlstrict"
 	"jail/jail"
 )
 
@@ -113,35 +114,17 @@ func checkPin(name, addr string) error {
 
 func (d *decoder) network(t map[string]any) {
 	n := &d.l.p.Network
-	for _, k := range sortedKeys(t) {
-		v, key := t[k], joinKey("network", k)
+	d.Each("network", t, networkKeys, func(k, key string, v any) bool {
 		switch k {
 		case "mode":
-			if s, ok := d.str(key, v); ok && d.checkValue(key, s, checkNetworkMode(s)) {
-				n.Mode, d.l.set[key] = s, true
-			}
+			n.Mode, d.l.set[key] = d.CheckedStr(key, v, checkNetworkMode)
 		case "allow":
-			arr, ok := v.([]any)
-			if !ok {
-				d.fail(key, "want an array of hosts, got %s", typeName(v))
-				continue
-			}
-			for i, x := range arr {
-				ekey := indexKey(key, i+1)
-				if s, ok := d.str(ekey, x); ok {
-					if _, err := ParseAllow(s); d.checkValue(ekey, s, err) {
-						n.Allow = append(n.Allow, s)
-					}
-				}
-			}
+			n.Allow = append(n.Allow, d.Strings(key, v, "hosts", checkAllow)...)
 		case "hosts":
-			hosts, ok := d.table(key, v)
-			if !ok {
-				continue
-			}
-			for _, name := range sortedKeys(hosts) {
-				hkey := joinKey(key, name)
-				if s, ok := d.str(hkey, hosts[name]); ok && d.checkValue(hkey, s, checkPin(name, s)) {
+			hosts, _ := d.Table(key, v)
+			for _, name := range tomlstrict.SortedKeys(hosts) {
+				hkey := tomlstrict.JoinKey(key, name)
+				if s, ok := d.CheckedStr(hkey, hosts[name], func(s string) error { return checkPin(name, s) }); ok {
 					if n.Hosts == nil {
 						n.Hosts = map[string]string{}
 					}
@@ -149,18 +132,25 @@ func (d *decoder) network(t map[string]any) {
 				}
 			}
 		default:
-			d.unknown(key, k, networkKeys)
+			return false
 		}
-	}
+		return true
+	})
 	// allow and hosts mean the allowlist: a layer that lists them and
 	// says no mode gets it; one that says another mode is wrong.
 	if len(n.Allow) > 0 || len(n.Hosts) > 0 {
 		if !d.l.set["network.mode"] {
 			n.Mode, d.l.set["network.mode"] = networkAllowlist, true
 		} else if n.Mode != networkAllowlist {
-			d.fail("network.mode", "%q: allow and hosts need mode = %q", n.Mode, networkAllowlist)
+			d.Fail("network.mode", "%q: allow and hosts need mode = %q", n.Mode, networkAllowlist)
 		}
 	}
+}
+
+// checkAllow checks an allow entry, as ParseAllow reads it.
+func checkAllow(s string) error {
+	_, err := ParseAllow(s)
+	return err
 }
 
 // check validates the network held in memory: the mode, each entry, and
@@ -169,10 +159,10 @@ func (n *Network) check(add func(key string, err error)) {
 	add("network.mode", checkNetworkMode(n.Mode))
 	for i, s := range n.Allow {
 		_, err := ParseAllow(s)
-		add(indexKey("network.allow", i+1), err)
+		add(tomlstrict.IndexKey("network.allow", i+1), err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(n.Hosts)) {
-		add(joinKey("network.hosts", name), checkPin(name, n.Hosts[name]))
+		add(tomlstrict.JoinKey("network.hosts", name), checkPin(name, n.Hosts[name]))
 	}
 	if n.Mode != networkAllowlist && (len(n.Allow) > 0 || len(n.Hosts) > 0) {
 		add("network.mode", fmt.Errorf("%q: allow and hosts need mode = %q", n.Mode, networkAllowlist))
@@ -215,18 +205,18 @@ func (n *Network) encode(b *strings.Builder) {
 	if n.Mode == networkHost {
 		b.WriteString("# HOST NETWORK: the jail shares the host's network namespace; it reaches whatever the host reaches\n")
 	}
-	fmt.Fprintf(b, "mode = %s\n", quoteString(n.Mode))
+	fmt.Fprintf(b, "mode = %s\n", tomlstrict.Quote(n.Mode))
 	if len(n.Allow) > 0 {
 		q := make([]string, len(n.Allow))
 		for i, a := range n.Allow {
-			q[i] = quoteString(a)
+			q[i] = tomlstrict.Quote(a)
 		}
 		fmt.Fprintf(b, "allow = [%s]\n", strings.Join(q, ", "))
 	}
 	if len(n.Hosts) > 0 {
 		b.WriteString("\n[network.hosts]\n")
 		for _, k := range slices.Sorted(maps.Keys(n.Hosts)) {
-			fmt.Fprintf(b, "%s = %s\n", quoteString(k), quoteString(n.Hosts[k]))
+			fmt.Fprintf(b, "%s = %s\n", tomlstrict.Quote(k), tomlstrict.Quote(n.Hosts[k]))
 		}
 	}
 }

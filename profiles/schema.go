@@ -18,6 +18,7 @@ import (
 
 	"jail/mount"
 	"jail/seccomp"
+	"jail/seccomp/policyfile"
 )
 
 // Profile is one resolved profile: its `extends` chain merged, every default
@@ -199,9 +200,6 @@ var (
 	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content", "masked"}
 	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
 	seccompKeys = []string{"policy", "oci", "audit", "report", "extends", "default", "rule"}
-	policyKeys  = []string{"description", "extends", "default", "rule"} // a policy file's
-	ruleKeys    = []string{"syscalls", "action", "comment", "arg"}
-	argKeys     = []string{"index", "op", "value", "mask"}
 )
 
 // limitKind says how an rlimit's value is written.
@@ -263,7 +261,7 @@ func defaults() Profile {
 		User:       User{UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534},
 		Env:        Env{Set: map[string]string{}},
 		Network:    Network{Mode: networkNone},
-		Seccomp:    Seccomp{Policy: policyDefault},
+		Seccomp:    Seccomp{Policy: policyfile.Default},
 	}
 }
 

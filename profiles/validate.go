@@ -11,10 +11,11 @@ import (
 	"maps"
 	"math"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"jail/internal/tomlstrict"
 )
 
 // maxID is the largest uid or gid: (uid_t)-1 means "no change" to the
@@ -126,15 +127,8 @@ func checkEnvName(s string) error {
 	return nil
 }
 
-func checkEnvValue(s string) error {
-	switch {
-	case strings.IndexByte(s, 0) >= 0:
-		return errors.New("a value must not contain NUL")
-	case !utf8.ValidString(s):
-		return errors.New("a value must be valid UTF-8")
-	}
-	return nil
-}
+// checkEnvValue checks a variable's value: text, as any value must be.
+func checkEnvValue(s string) error { return tomlstrict.CheckText(s) }
 
 // checkNofile refuses an unlimited RLIMIT_NOFILE: the kernel caps it at
 // fs.nr_open and setrlimit would fail inside the jail.
@@ -168,6 +162,14 @@ func typesWith(key string) string {
 	return andList(names)
 }
 
+// andList joins words as prose: "a", "a and b", "a, b and c".
+func andList(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
 // check validates a whole profile held in memory: code may have built or
 // changed it, and Config must never convert what Load would refuse.
 func (p *Profile) check() error {
@@ -185,11 +187,11 @@ func (p *Profile) check() error {
 	add("user.host_uid", checkHostID(int64(p.User.HostUID)))
 	add("user.host_gid", checkHostID(int64(p.User.HostGID)))
 	for i, k := range p.Env.Keep {
-		add(indexKey("env.keep", i+1), checkEnvName(k))
+		add(tomlstrict.IndexKey("env.keep", i+1), checkEnvName(k))
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Env.Set)) {
-		add(joinKey("env.set", k), checkEnvName(k))
-		add(joinKey("env.set", k), checkEnvValue(p.Env.Set[k]))
+		add(tomlstrict.JoinKey("env.set", k), checkEnvName(k))
+		add(tomlstrict.JoinKey("env.set", k), checkEnvValue(p.Env.Set[k]))
 	}
 	if p.Limits.Time < 0 {
 		add("limits.time", errNegative)
@@ -204,7 +206,7 @@ func (p *Profile) check() error {
 	errs = append(errs, p.Seccomp.check()...)
 	dsts := map[string]bool{}
 	for i, m := range p.Mounts {
-		key := indexKey("mount", i+1)
+		key := tomlstrict.IndexKey("mount", i+1)
 		errs = append(errs, m.check(key)...)
 		if dsts[m.Dst] {
 			add(key+".dst", fmt.Errorf("%q is mounted twice", m.Dst))
@@ -255,49 +257,6 @@ func (m *Mount) check(key string) []error {
 	}
 	if m.Mode > 0o7777 {
 		errs = append(errs, fmt.Errorf("%s.mode: %w", key, errMode))
-	}
-	return errs
-}
-
-// check validates the seccomp settings held in memory: exactly one policy,
-// an inline one that seccomp.Policy.Check accepts, and a named or imported
-// one that was read for what the profile names now. (The policy read is not
-// checked again: only the decoder, which checked every value with its
-// place in its file, makes one.)
-func (s *Seccomp) check() []error {
-	if s.Audit && s.Quiet {
-		return []error{errors.New("seccomp.report: false cannot go with audit = true, which reports every refused call")}
-	}
-	ways := 0
-	for _, set := range []bool{s.Policy != "", s.Inline != nil, s.OCI != ""} {
-		if set {
-			ways++
-		}
-	}
-	if ways != 1 {
-		return []error{errors.New("seccomp: give exactly one of policy, oci or an inline policy")}
-	}
-	var errs []error
-	switch {
-	case s.Inline != nil:
-		if s.Inline.Name != inlineName || s.Inline.None {
-			errs = append(errs, fmt.Errorf("seccomp: an inline policy is named %q and is a filter", inlineName))
-		}
-		for _, err := range s.Inline.Check() {
-			errs = append(errs, fmt.Errorf("seccomp.%w", err))
-		}
-	case s.OCI != "":
-		if !filepath.IsAbs(s.OCI) || filepath.Clean(s.OCI) != s.OCI {
-			errs = append(errs, fmt.Errorf("seccomp.oci: %q: must be absolute and clean", s.OCI))
-		} else if s.resolved == nil || s.resolved.Name != ociPrefix+s.OCI || s.resolved.None {
-			errs = append(errs, fmt.Errorf("seccomp.oci: %q was not imported: Load imports it", s.OCI))
-		}
-	default:
-		if err := checkPolicyRef(s.Policy); err != nil {
-			errs = append(errs, fmt.Errorf("seccomp.policy: %q: %w", s.Policy, err))
-		} else if s.resolved == nil || s.resolved.Name != s.Policy || s.resolved.None != (s.Policy == policyNone) {
-			errs = append(errs, fmt.Errorf("seccomp.policy: %q was not read: Load, or Apply with Overrides.Seccomp, reads it", s.Policy))
-		}
 	}
 	return errs
 }

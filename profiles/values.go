@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"jail/jail"
 )
 
 const unlimited = "unlimited"
@@ -28,47 +30,42 @@ var (
 	errMode     = errors.New(`want an octal mode such as "0755" or 0o755`)
 )
 
-// typeName names the TOML type of a decoded value, for type errors.
-func typeName(v any) string {
-	switch v.(type) {
-	case string:
-		return "a string"
-	case int64:
-		return "an integer"
-	case float64:
-		return "a float"
-	case bool:
-		return "a boolean"
-	case []any:
-		return "an array"
-	case map[string]any:
-		return "a table"
-	case []map[string]any:
-		return "an array of tables"
-	}
-	return "a date-time"
-}
-
 // parseSize reads an rlimit size: bytes as an integer or a string with a
 // 1024-based suffix, or "unlimited" (unix.RLIM_INFINITY).
 func parseSize(v any) (uint64, error) {
+	if n, ok, err := parseLimit(v); ok {
+		return n, err
+	}
+	if s, ok := v.(string); ok {
+		n, err := parseBytes(s)
+		return uint64(n), err
+	}
+	return 0, errSize
+}
+
+// parseLimit reads the spellings sizes and counts share: a whole number, or
+// "unlimited" (unix.RLIM_INFINITY); ok is false for any other value.
+func parseLimit(v any) (n uint64, ok bool, err error) {
 	switch v := v.(type) {
 	case int64:
 		if v < 0 {
-			return 0, errNegative
+			return 0, true, errNegative
 		}
-		return uint64(v), nil
+		return uint64(v), true, nil
 	case string:
 		if v == unlimited {
-			return unix.RLIM_INFINITY, nil
+			return unix.RLIM_INFINITY, true, nil
 		}
-		n, err := parseBytes(v)
-		if err != nil {
-			return 0, err
-		}
-		return uint64(n), nil
 	}
-	return 0, errSize
+	return 0, false, nil
+}
+
+// parseCount reads an rlimit count: a whole number or "unlimited".
+func parseCount(v any) (uint64, error) {
+	if n, ok, err := parseLimit(v); ok {
+		return n, err
+	}
+	return 0, errCount
 }
 
 // parseTmpfsSize reads a tmpfs size; 0 and "unlimited" are refused because
@@ -126,37 +123,17 @@ func parseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// formatSize writes bytes in the largest unit that divides them, as a user
-// would write them; the result is a TOML value.
+// formatSize writes bytes as a TOML value: as jail.FormatBytes does (in the
+// largest 1024-based unit that divides them), quoted when that has a unit
+// ("512M"); "unlimited" for unix.RLIM_INFINITY.
 func formatSize(n uint64) string {
 	if n == unix.RLIM_INFINITY {
 		return strconv.Quote(unlimited)
 	}
-	for _, u := range []struct {
-		suffix string
-		mult   uint64
-	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if n >= u.mult && n%u.mult == 0 {
-			return strconv.Quote(strconv.FormatUint(n/u.mult, 10) + u.suffix)
-		}
+	if s := jail.FormatBytes(n); s != strconv.FormatUint(n, 10) {
+		return strconv.Quote(s)
 	}
 	return strconv.FormatUint(n, 10)
-}
-
-// parseCount reads an rlimit count: a whole number or "unlimited".
-func parseCount(v any) (uint64, error) {
-	switch v := v.(type) {
-	case int64:
-		if v < 0 {
-			return 0, errNegative
-		}
-		return uint64(v), nil
-	case string:
-		if v == unlimited {
-			return unix.RLIM_INFINITY, nil
-		}
-	}
-	return 0, errCount
 }
 
 // formatCount writes a count as a TOML value.
@@ -263,9 +240,3 @@ func parseMode(v any) (uint32, error) {
 func formatMode(m uint32) string {
 	return strconv.Quote(fmt.Sprintf("%04o", m))
 }
-
-// u64 is a pointer to v, for the rlimits of the generated built-in layers.
-func u64(v uint64) *uint64 { return &v }
-
-// f64 is a pointer to v, for the CPU limit of the generated built-in layers.
-func f64(v float64) *float64 { return &v }

@@ -13,8 +13,8 @@ import (
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 
-	"jail/profiles"
 	"jail/seccomp"
+	"jail/seccomp/policyfile"
 )
 
 // The groups the policies and their documentation rely on.
@@ -103,13 +103,14 @@ func TestGroupsReachJailsArchitectures(t *testing.T) {
 
 var builtinPolicies = []string{"default", "strict"}
 
-// loadPolicy reads profiles/seccomp/NAME.toml with the profiles package's
-// loader. The binary's built-ins are decoded at build time (a profiles test
-// keeps them equal to the files), so the file goes in through a search
-// directory, under another name: these tests read what is written.
+// loadPolicy reads seccomp/policyfile/builtin/NAME.toml with the policy
+// file loader. The binary's built-ins are decoded at build time (a
+// policyfile test keeps them equal to the files), so the file goes in
+// through a search directory, under another name: these tests read what is
+// written.
 func loadPolicy(t *testing.T, name string) *seccomp.Policy {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "profiles", "seccomp", name+".toml"))
+	data, err := os.ReadFile(filepath.Join("policyfile", "builtin", name+".toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func loadPolicy(t *testing.T, name string) *seccomp.Policy {
 	if err := os.WriteFile(filepath.Join(dir, "seccomp", "file-"+name+".toml"), data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := profiles.LoadPolicy("file-"+name, profiles.Options{SearchPath: []string{dir}})
+	p, err := policyfile.Load("file-"+name, policyfile.Options{SearchPath: []string{dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

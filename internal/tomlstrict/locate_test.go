@@ -1,4 +1,4 @@
-package profiles
+package tomlstrict
 
 import (
 	"fmt"
@@ -139,33 +139,38 @@ func TestLocateBOM(t *testing.T) {
 	}
 }
 
-func TestParentKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"a":             "",
-		"a.b":           "a",
-		"a.b[2]":        "a.b",
-		"a.b[2].c":      "a.b[2]",
-		`a."x.y"`:       "a",
-		`a."x\".y".z`:   `a."x\".y"`,
-		`"a.b"`:         "",
-		"mount[10].dst": "mount[10]",
+// TestLocateNested checks the elements the parser gives no range of their
+// own: arrays in arrays, empty ones, and those after a comment or a table.
+func TestLocateNested(t *testing.T) {
+	src := "a = [ [], # [x]\n  [ 'b]' ], { c = [[1], []] }, [[2]] ]\nd = 1\n"
+	l := locate(src)
+	for path, want := range map[string]string{
+		"a[1]": "1:7", "a[2]": "2:3", "a[3]": "2:13", "a[3].c": "2:15",
+		"a[3].c[1]": "2:20", "a[3].c[1][1]": "2:21", "a[3].c[2]": "2:25",
+		"a[4]": "2:32", "a[4][1]": "2:33", "a[4][1][1]": "2:34", "d": "3:1",
 	} {
-		if got := parentKey(in); got != want {
-			t.Errorf("parentKey(%s) = %q, want %q", in, got, want)
+		if line, col := l.find(path); fmt.Sprintf("%d:%d", line, col) != want {
+			t.Errorf("find(%s) = %d:%d, want %s", path, line, col, want)
 		}
 	}
 }
 
-func TestJoinKey(t *testing.T) {
-	for _, tc := range []struct{ path, key, want string }{
-		{"", "a", "a"},
-		{"env.set", "PATH", "env.set.PATH"},
-		{"env.set", "A B", `env.set."A B"`},
-		{"env.set", "", `env.set.""`},
-		{"x", `q"uote`, `x."q\"uote"`},
-	} {
-		if got := joinKey(tc.path, tc.key); got != tc.want {
-			t.Errorf("joinKey(%q, %q) = %s, want %s", tc.path, tc.key, got, tc.want)
+// FuzzLocate checks the two parsers agree: every key of a document
+// BurntSushi/toml accepts is located, and its value where it has one.
+func FuzzLocate(f *testing.F) {
+	f.Add(locateSample)
+	f.Add("a = [ [], # [x]\n  [ 'b]' ], { c = [[1], []] }, [[2]] ]\nd = 0o755\n")
+	f.Add("t = { a = 1,\n  b = [\n 2, # c\n ], }\n\"\\e\\x41\" = 1979-05-27 07:32\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		var m map[string]any
+		if _, err := toml.Decode(src, &m); err != nil {
+			return
 		}
-	}
+		l := locate(src)
+		for k := range m {
+			if line, _ := l.find(JoinKey("", k)); line == 0 {
+				t.Errorf("key %q not located in\n%q", k, src)
+			}
+		}
+	})
 }

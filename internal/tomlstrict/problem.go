@@ -1,7 +1,13 @@
-package profiles
+// Package tomlstrict decodes TOML configuration strictly: a file is parsed
+// into generic values and walked key by key, so that every problem is
+// reported at once, each located in its file (file:line:col) and named by
+// its key path ("mount[2].dst"), with a suggestion for a likely typo.
+// BurntSushi/toml parses the values and words syntax errors; go-toml's
+// parser, which reports byte ranges, locates the keys.
+package tomlstrict
 
-// Problems: how a broken profile is reported, every fault at once, each
-// located in its file so an editor can jump to it.
+// Problems: how a broken file is reported, every fault at once, each located
+// in its file so an editor can jump to it.
 
 import (
 	"cmp"
@@ -10,8 +16,8 @@ import (
 	"strings"
 )
 
-// Problem is one thing wrong with a profile, located in its file, so that a
-// user fixing a profile sees where to look without re-running after each fix.
+// Problem is one thing wrong with a file, located in it, so that a user
+// fixing a file sees where to look without re-running after each fix.
 type Problem struct {
 	File      string // the file's path, or "built-in/NAME.toml"
 	Line, Col int    // 1-based; 0 when unknown
@@ -39,8 +45,8 @@ func (p Problem) String() string {
 	return b.String()
 }
 
-// Errors is every problem found in a profile and the profiles it extends, so
-// one run of jail reports them all rather than one per attempt.
+// Errors is every problem found in a file and the files it extends, so one
+// run reports them all rather than one per attempt.
 type Errors []Problem
 
 // Error joins the problems one per line.

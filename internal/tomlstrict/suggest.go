@@ -1,12 +1,15 @@
-package profiles
+package tomlstrict
 
 // Suggestions: the known key a likely typo meant, so "sise" gets
 // 'did you mean "size"?' instead of a bare "unknown key".
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
-// suggest returns the known key closest to a likely typo, or "".
-func suggest(name string, known []string) string {
+// Suggest returns the known word closest to a likely typo, or "".
+func Suggest(name string, known []string) string {
 	best, bestDist := "", 3
 	for _, k := range known {
 		if dist := editDistance(strings.ToLower(name), k); dist < bestDist && dist*2 <= len(name) {
@@ -14,6 +17,15 @@ func suggest(name string, known []string) string {
 		}
 	}
 	return best
+}
+
+// DidYouMean is the suggestion a message ends with, if name is a likely
+// typo of a known word: `; did you mean "size"?`; otherwise "".
+func DidYouMean(name string, known []string) string {
+	if s := Suggest(name, known); s != "" {
+		return fmt.Sprintf("; did you mean %q?", s)
+	}
+	return ""
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.

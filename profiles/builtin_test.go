@@ -1,0 +1,47 @@
+package profiles
+
+import (
+	"bytes"
+	"go/format"
+	"os"
+	"reflect"
+	"testing"
+
+	"jail/internal/searchpath"
+	"jail/internal/tomlstrict"
+)
+
+// TestBuiltinLayersGenerated keeps builtin_layers.go, the built-ins decoded
+// ahead of time, in step with the .toml files they come from: after editing
+// a built-in profile, run go generate ./profiles.
+func TestBuiltinLayersGenerated(t *testing.T) {
+	src, err := builtinLayersFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := format.Source([]byte(src))
+	if err != nil {
+		t.Fatalf("generated code: %v\n%s", err, src)
+	}
+	if have, _ := os.ReadFile("builtin_layers.go"); !bytes.Equal(have, want) {
+		t.Fatal("builtin_layers.go is stale: run go generate ./profiles")
+	}
+}
+
+// TestBuiltinLayersDecodeAlike checks the generated layers against decoding
+// the TOML at run time, field by field.
+func TestBuiltinLayersDecodeAlike(t *testing.T) {
+	for _, name := range builtinNames {
+		data, _ := builtins.ReadFile(name + ".toml")
+		doc := tomlstrict.NewDoc("built-in/"+name+".toml", data)
+		want, _ := decodeLayer(doc)
+		got, probs, ok := load(searchpath.Source{File: doc.File, ID: "built-in:" + name, Data: data})
+		if !ok || len(probs) > 0 {
+			t.Fatalf("%s: %v", name, probs)
+		}
+		got.Doc = want.Doc
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: generated layer differs from the decoded TOML:\n got %+v\nwant %+v", name, got, want)
+		}
+	}
+}
