@@ -342,14 +342,15 @@ static void run_stage(char **argv)
 {
 	const char *fdv = getenv("_JAIL_RUNPLAN");
 	char **cmd = command_after(argv);
-	int fd = fdv ? atoi(fdv) : -1;
+	int fd = fdv ? atoi(fdv) : -1, seals;
 	struct stat st;
 	struct jerr e = {0};
 	struct run_plan plan;
 	unsigned char *buf = NULL;
-	/* Sealed against writes: the Go side's own memfd, not some fd. */
+	/* Sealed against writes: the Go side's own memfd, not some fd (one
+	 * that cannot be sealed fails F_GET_SEALS: -1, every bit set). */
 	if (!cmd || fd < 3 || fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > (64 << 20) ||
-	    !(fcntl(fd, F_GET_SEALS) & F_SEAL_WRITE) || !(buf = malloc((size_t)st.st_size)) ||
+	    (seals = fcntl(fd, F_GET_SEALS)) < 0 || !(seals & F_SEAL_WRITE) || !(buf = malloc((size_t)st.st_size)) ||
 	    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
 		dprintf(2, "jail: the runner got no plan\n");
 		_exit(125);
