@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "internal/linux/fdpass.h"
 #include "jail/stage.h"
 
 int loopback_up(struct jerr *e)
@@ -56,20 +57,7 @@ int proxy_listeners(int sock, struct jerr *e)
 		close(fds[0]);
 		return -1;
 	}
-	char byte = 'L';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof fds)];
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(c), fds, sizeof fds);
-	ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	int n = fd_send(sock, fds, 2) == 0 ? 1 : -1;
 	int err = errno;
 	close(fds[0]);
 	close(fds[1]);

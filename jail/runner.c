@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "internal/linux/fdpass.h"
+#include "internal/linux/file.h"
 #include "jail/hostfile.h"
 #include "jail/json.h"
 #include "jail/proxy.h"
@@ -747,18 +749,6 @@ static void finish(const struct run_plan *p, int status_fd, const struct outcome
 	_exit(code);
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, s, strlen(s));
-	int err = errno;
-	close(fd);
-	errno = err;
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /* write_maps gives the init stage's user namespace its one uid and gid: the
  * command's inside, the caller's (or, for root, the unprivileged host ids)
  * outside. Only this process may: an unprivileged one maps just itself. */
@@ -770,16 +760,16 @@ static int write_maps(pid_t pid, const struct run_plan *p, struct jerr *e)
 	if (!(p->flags & RUN_ROOT)) {
 		/* An unprivileged gid map needs setgroups denied for good. */
 		snprintf(path, sizeof path, "/proc/%d/setgroups", pid);
-		if (write_file(path, "deny") < 0)
+		if (file_put(path, "deny") < 0)
 			return jerr_set(e, errno, "write the jail's setgroups");
 	}
 	snprintf(path, sizeof path, "/proc/%d/uid_map", pid);
 	snprintf(map, sizeof map, "%u %u 1\n", p->uid, host_uid);
-	if (write_file(path, map) < 0)
+	if (file_put(path, map) < 0)
 		return jerr_set(e, errno, "write the jail's uid_map");
 	snprintf(path, sizeof path, "/proc/%d/gid_map", pid);
 	snprintf(map, sizeof map, "%u %u 1\n", p->gid, host_gid);
-	if (write_file(path, map) < 0)
+	if (file_put(path, map) < 0)
 		return jerr_set(e, errno, "write the jail's gid_map");
 	return 0;
 }
@@ -862,20 +852,9 @@ enum { P_PLAN, P_ERRS, P_STATUS, P_SYNC, P_SIG, P_TIMER, P_NOTIFY, P_LISTENER, P
 
 static int recv_listeners(int sock, struct proxy *px)
 {
-	char byte;
 	int fds[2];
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof fds)];
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+	if (fd_recv(sock, fds, 2) < 0)
 		return -1;
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof fds))
-		return -1;
-	memcpy(fds, CMSG_DATA(c), sizeof fds);
 	px->http = fds[0], px->socks = fds[1];
 	return 0;
 }

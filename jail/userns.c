@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "internal/linux/file.h"
 #include "jail/stage.h"
 
 static int write_map(pid_t pid, const char *name, unsigned inside, unsigned outside)
@@ -20,12 +21,7 @@ static int write_map(pid_t pid, const char *name, unsigned inside, unsigned outs
 	char path[64], map[64];
 	snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
 	snprintf(map, sizeof map, "%u %u 1\n", inside, outside);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, map, strlen(map));
-	close(fd);
-	return n == (ssize_t)strlen(map) ? 0 : -1;
+	return file_put(path, map);
 }
 
 int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsigned host_gid, struct jerr *e)

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal/linux/fdpass.h"
 #include "seccomp/sc.h"
 
 enum { OP_EQ = 1, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_MASKED_EQ }; /* policy.go's Op */
@@ -98,21 +98,8 @@ struct sc_report *sc_report_new(struct wire *w, uint32_t flags, struct jerr *e)
 
 int sc_recv_listener(int sock)
 {
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
 	int fd;
-	memcpy(&fd, CMSG_DATA(c), sizeof fd);
-	return fd;
+	return fd_recv(sock, &fd, 1) == 0 ? fd : -1;
 }
 
 static int holds(const struct cond *c, const uint64_t *args)
