@@ -1,5 +1,6 @@
-/* Loading the jail's seccomp filter, the init stage's last step before
- * exec: after it, the command's own calls are all the filter sees. */
+/* Loading the jail's seccomp filter, the command's process's last step
+ * before exec: after it, the command's own calls are all the filter sees.
+ * C, as the whole init stage is (jail/stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
