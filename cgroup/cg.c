@@ -1,6 +1,8 @@
 /* One run's cgroup, for the runner: made and limited before the jail
  * starts, joined by the jail before it runs any code of the command's,
- * watched for the process limit, measured, and removed when the run ends. */
+ * watched for the process limit, measured, and removed when the run ends.
+ * The runner (and the proxy's child, joining) runs it: C, before the Go
+ * runtime, so a run replayed from the plan cache never starts Go. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
