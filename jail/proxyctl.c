@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "internal/linux/fdpass.h"
-#include "jail/runlimits.h"
 #include "jail/proxyctl.h"
+#include "jail/runlimits.h"
 #include "jail/runner.h"
 #include "jail/selfexec.h"
 #include "jail/stage.h"
