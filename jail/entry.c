@@ -47,13 +47,15 @@ static void enter_caller(char **argv, uint64_t started)
 	struct run_plan p;
 	struct jerr e = {0};
 	const char *status_to = NULL;
+	if (!plan || runplan_decode(plan, len, &p, &e) < 0)
+		return;
 	/* An empty --status-json is the Go side's to refuse (the key leaves
 	 * the flag out, so a plan may be cached). */
-	if (plan && runplan_decode(plan, len, &p, &e) == 0 && plancache_args(argv, status_flag, &status_to) == 0 &&
-	    (!status_to || status_to[0])) {
+	if (plancache_args(argv, status_flag, &status_to) == 0 && (!status_to || status_to[0])) {
 		p.cached = 1;
 		runner_main(&p, cmd, status_to ? status_to : "", started);
 	}
+	runplan_free(&p); /* the plan itself points into plancache's buffer */
 }
 
 /* enter_run is the runner for a run planned by the Go side (jail/run.go's
