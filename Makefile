@@ -58,13 +58,15 @@ testdeps:
 		$(SUDO) apt-get install -y -qq $$p >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$p; }; }; done
 
-# The profile and seccomp policy parsers, and the runner's C plan decoder
-# and status-record escaping (through cgo: Go's coverage does not see the
-# C, so these mutate from real plans and strings).
+# The profile and seccomp policy parsers, the runner's C plan decoder,
+# the init stage's decoder of the plan the runner forwards, and
+# status-record escaping (through cgo: Go's coverage does not see the C,
+# so these mutate from real plans and strings).
 fuzz: deps
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./profiles
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime $(FUZZTIME) ./seccomp/policyfile
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzRunPlan$$' -fuzztime $(FUZZTIME) ./jail
+	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzForward$$' -fuzztime $(FUZZTIME) ./jail
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzStatusString$$' -fuzztime $(FUZZTIME) ./jail
 
 # The built-in profiles and seccomp policies decoded ahead of time

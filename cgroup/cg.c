@@ -1,6 +1,8 @@
 /* One run's cgroup, for the runner: made and limited before the jail
  * starts, joined by the jail before it runs any code of the command's,
- * watched for the process limit, measured, and removed when the run ends. */
+ * watched for the process limit, measured, and removed when the run ends.
+ * The runner (and the proxy's child, joining) runs it: C, before the Go
+ * runtime, so a run replayed from the plan cache never starts Go. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "cgroup/cg.h"
+#include "internal/linux/file.h"
 
 void cg_plan_decode(struct wire *w, struct cg_plan *p)
 {
@@ -43,14 +46,7 @@ static int put(const char *dir, const char *file, const char *s)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/%s", dir, file);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, s, strlen(s));
-	int err = errno;
-	close(fd);
-	errno = err;
-	return n == (ssize_t)strlen(s) ? 0 : -1;
+	return file_put(path, s);
 }
 
 /* get reads dir/file into buf (NUL-terminated); -1 when it cannot. */
@@ -58,13 +54,7 @@ static ssize_t get(const char *dir, const char *file, char *buf, size_t size)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof path, "%s/%s", dir, file);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return n;
+	return file_get(path, buf, size);
 }
 
 /* keyed finds "key N" in a flat-keyed file's text (memory.events, ...). */
@@ -91,14 +81,8 @@ static unsigned long long start_time(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (file_get(path, buf, sizeof buf) <= 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	char *p = strrchr(buf, ')'); /* the name may hold anything */
 	for (int field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');
@@ -109,12 +93,8 @@ static unsigned long long start_time(pid_t pid)
 static int own_v2(char *out, size_t size)
 {
 	char buf[4096];
-	int fd = open("/proc/self/cgroup", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (file_get("/proc/self/cgroup", buf, sizeof buf) < 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
 	for (char *l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
 		if (strncmp(l, "0::", 3) == 0) {
 			size_t len = strcspn(l + 3, "\n");

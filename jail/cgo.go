@@ -1,11 +1,13 @@
 package jail
 
 // The C files of this package run before the Go runtime, from the
-// constructor in init.c: the runner (runner.c, userns.c) and the init stage
-// (init.c, exec.c, pid1.c, fds.c, netns.c).
+// constructor in entry.c, which lists every way the binary is entered: the
+// runner (runner.c, and its concerns: runplan.c, report.c, relay.c,
+// callerfd.c, signals.c, runlimits.c, proxyctl.c, userns.c, selfexec.c) and
+// the init stage (init.c, pid1.c, exec.c, fds.c, netns.c).
 
 // #cgo CFLAGS: -I${SRCDIR}/.. -O2 -Wall -Wextra -Wno-unused-parameter -std=gnu11
 import "C"
 
-// The constructor in init.c calls plancache's C side.
+// The constructor in entry.c calls plancache's C side.
 import _ "jail/plancache"

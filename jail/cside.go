@@ -2,14 +2,16 @@ package jail
 
 // Go's way into the runner's C decoders and writers, for the tests at the
 // Go-C boundary (fuzz_test.go): a cached plan is read from disk by
-// runplan_decode before any Go runs, and every status record and audit
-// line is escaped by json_str.
+// runplan_decode before any Go runs; the runner forwards it to the init
+// stage with a tail (forward_encode), which the init stage reads back
+// (forward_decode); and every status record and audit line is escaped by
+// json_str.
 
 /*
 #include <stdlib.h>
 #include <unistd.h>
 #include "jail/json.h"
-#include "jail/proxy.h"
+#include "jail/proxyctl.h"
 #include "jail/runplan.h"
 #include "seccomp/sc.h"
 
@@ -26,7 +28,7 @@ static struct proxy *proxy_lines(int fd)
 }
 
 // decode_plan decodes a run plan, as the runner does at its start, the
-// seccomp answers included; it fills the fields the tests compare.
+// seccomp answers included.
 static int decode_plan(const unsigned char *buf, size_t len, char *err, size_t errlen, struct run_plan *out)
 {
 	struct jerr e = {0};
@@ -34,13 +36,55 @@ static int decode_plan(const unsigned char *buf, size_t len, char *err, size_t e
 	if (r == 0 && (out->sc_flags & SC_NOTIFY)) {
 		struct wire answers = out->sc_answers;
 		struct sc_report *rep = sc_report_new(&answers, out->sc_flags, &e);
-		if (!rep)
+		if (!rep) {
 			r = -1;
+			runplan_free(out);
+		}
 		sc_report_free(rep);
 	}
 	if (r < 0)
 		snprintf(err, errlen, "%s", e.msg);
 	return r;
+}
+
+// forward_make is what the runner writes on the plan pipe for the plan in
+// buf, the command argv and the caller's environment envp.
+static unsigned char *forward_make(const unsigned char *buf, size_t len, char **argv, char **envp, uint32_t umask,
+				   size_t *out_len, char *err, size_t errlen)
+{
+	struct jerr e = {0};
+	struct run_plan p;
+	unsigned char *out = NULL;
+	if (runplan_decode(buf, len, &p, &e) == 0) {
+		forward_encode(&p, argv, envp, umask, &out, out_len, &e);
+		runplan_free(&p);
+	}
+	if (!out)
+		snprintf(err, errlen, "%s", e.msg);
+	return out;
+}
+
+// forward_read decodes what follows the length on the plan pipe, as the
+// init stage does.
+static int forward_read(const unsigned char *buf, size_t len, char *err, size_t errlen, struct forwarded *out)
+{
+	struct jerr e = {0};
+	int r = forward_decode(buf, len, out, &e);
+	if (r < 0)
+		snprintf(err, errlen, "%s", e.msg);
+	return r;
+}
+
+// strs_at is the i-th string of a count-prefixed list, or NULL.
+static const char *strs_at(struct wire w, uint32_t i)
+{
+	uint32_t n = wire_u32(&w);
+	for (uint32_t k = 0; k < n && !w.bad; k++) {
+		const char *s = wire_str(&w);
+		if (k == i && !w.bad)
+			return s;
+	}
+	return NULL;
 }
 
 // json_string is json_str into a malloc'd buffer.
@@ -67,43 +111,159 @@ import (
 	"unsafe"
 )
 
-// runPlanView is what the runner read from a run plan.
+// runPlanView is what the runner read from a run plan, field by field.
 type runPlanView struct {
-	TimeLimit             time.Duration
-	Root                  bool
-	HostUID, HostGID      uint32
-	UID, GID              uint32
-	Profile, ProfileHash  string
-	Trees                 int
-	MaxOutput             uint64
-	Network, AuditLog     string
-	Session, Version      string
-	SeccompName           string
-	SeccompLen            int
-	CgroupFlags, CgroupNd uint32
+	TimeLimit            time.Duration
+	Root                 bool
+	HostUID, HostGID     uint32
+	UID, GID             uint32
+	Profile, ProfileHash string
+	Trees                []treeView
+	Mounts               []byte
+	ProcFlags            uint32
+	Hostname, Dir        string
+	KeepEnv, Env         []string
+	Rlimits              []Rlimit
+	Cgroup               cgroupView
+	MaxOutput            uint64
+	LimitsJSON           string
+	Network, NetConfig   string
+	AuditLog             string
+	Session, Version     string
+	Secrets              string
+	SeccompFlags         uint32
+	SeccompName          string
+	SeccompBPF           []byte
+}
+
+type treeView struct {
+	Path               string
+	Flags              uint32
+	OwnerUID, OwnerGID uint32
+}
+
+type cgroupView struct {
+	Flags               uint32
+	Memory              uint64
+	Pids, Quota, Period uint32
+	Dirs                []string
+}
+
+// forwardedView is what the init stage read from the plan pipe.
+type forwardedView struct {
+	Plan       runPlanView
+	Argv, Envp []string
+	Umask      uint32
 }
 
 // runPlanDecode runs the runner's plan decoder on b.
 func runPlanDecode(b []byte) (runPlanView, error) {
-	var v runPlanView
 	buf := C.CBytes(b)
 	defer C.free(buf)
 	var p C.struct_run_plan
 	var msg [1100]C.char
-	r := C.decode_plan((*C.uchar)(buf), C.size_t(len(b)), &msg[0], C.size_t(len(msg)), &p)
-	defer C.runplan_free(&p)
-	if r < 0 {
-		return v, errors.New(C.GoString(&msg[0]))
+	if C.decode_plan((*C.uchar)(buf), C.size_t(len(b)), &msg[0], C.size_t(len(msg)), &p) < 0 {
+		return runPlanView{}, errors.New(C.GoString(&msg[0]))
 	}
-	v = runPlanView{
+	defer C.runplan_free(&p)
+	return viewPlan(&p), nil
+}
+
+// forwardEncode runs the runner's forward_encode: what it writes on the
+// plan pipe for plan, argv and the caller's environment env.
+func forwardEncode(plan []byte, argv, env []string, umask uint32) ([]byte, error) {
+	buf := C.CBytes(plan)
+	defer C.free(buf)
+	cargv, free1 := cStrings(argv)
+	defer free1()
+	cenv, free2 := cStrings(env)
+	defer free2()
+	var n C.size_t
+	var msg [1100]C.char
+	out := C.forward_make((*C.uchar)(buf), C.size_t(len(plan)), cargv, cenv, C.uint32_t(umask), &n, &msg[0], C.size_t(len(msg)))
+	if out == nil {
+		return nil, errors.New(C.GoString(&msg[0]))
+	}
+	defer C.free(unsafe.Pointer(out))
+	return C.GoBytes(unsafe.Pointer(out), C.int(n)), nil
+}
+
+// forwardDecode runs the init stage's decoder on b (what follows the
+// length on the plan pipe).
+func forwardDecode(b []byte) (forwardedView, error) {
+	buf := C.CBytes(b)
+	defer C.free(buf)
+	var f C.struct_forwarded
+	var msg [1100]C.char
+	if C.forward_read((*C.uchar)(buf), C.size_t(len(b)), &msg[0], C.size_t(len(msg)), &f) < 0 {
+		return forwardedView{}, errors.New(C.GoString(&msg[0]))
+	}
+	defer C.forward_free(&f)
+	return forwardedView{Plan: viewPlan(&f.plan), Argv: goStrings(f.argv), Envp: goStrings(f.envp), Umask: uint32(f.umask)}, nil
+}
+
+func viewPlan(p *C.struct_run_plan) runPlanView {
+	v := runPlanView{
 		TimeLimit: time.Duration(p.time_limit_ns), Root: p.flags&1 != 0,
 		HostUID: uint32(p.host_uid), HostGID: uint32(p.host_gid), UID: uint32(p.uid), GID: uint32(p.gid),
-		Profile: C.GoString(p.profile), ProfileHash: C.GoString(p.profile_hash), Trees: int(p.ntrees),
-		MaxOutput: uint64(p.max_output), Network: C.GoString(p.net_mode), AuditLog: C.GoString(p.audit_path),
-		Session: C.GoString(p.session), Version: C.GoString(p.version), SeccompName: C.GoString(p.sc_name),
-		SeccompLen: int(p.sc_len), CgroupFlags: uint32(p.cg.flags), CgroupNd: uint32(p.cg.ndirs),
+		Profile: C.GoString(p.profile), ProfileHash: C.GoString(p.profile_hash),
+		Mounts:    C.GoBytes(unsafe.Pointer(p.mounts), C.int(p.mounts_len)),
+		ProcFlags: uint32(p.proc_flags), Hostname: C.GoString(p.hostname), Dir: C.GoString(p.cwd),
+		KeepEnv: wireStrs(p.keep), Env: wireStrs(p.set),
+		MaxOutput: uint64(p.max_output), LimitsJSON: C.GoString(p.limits_json),
+		Network: C.GoString(p.net_mode), NetConfig: C.GoString(p.net_config), AuditLog: C.GoString(p.audit_path),
+		Session: C.GoString(p.session), Version: C.GoString(p.version), Secrets: C.GoString(p.secrets),
+		SeccompFlags: uint32(p.sc_flags), SeccompName: C.GoString(p.sc_name),
+		SeccompBPF: C.GoBytes(unsafe.Pointer(p.sc_bpf), C.int(p.sc_len)),
+		Cgroup: cgroupView{Flags: uint32(p.cg.flags), Memory: uint64(p.cg.memory), Pids: uint32(p.cg.pids),
+			Quota: uint32(p.cg.cpu_quota_us), Period: uint32(p.cg.cpu_period_us)},
 	}
-	return v, nil
+	for _, t := range unsafe.Slice(p.trees, p.ntrees) {
+		v.Trees = append(v.Trees, treeView{Path: C.GoString(t.path), Flags: uint32(t.flags),
+			OwnerUID: uint32(t.owner_uid), OwnerGID: uint32(t.owner_gid)})
+	}
+	for _, r := range unsafe.Slice(p.rlimits, p.nrlimits) {
+		v.Rlimits = append(v.Rlimits, Rlimit{Resource: int(r.resource), Soft: uint64(r.soft), Hard: uint64(r.hard)})
+	}
+	for i := C.uint32_t(0); i < p.cg.ndirs; i++ {
+		v.Cgroup.Dirs = append(v.Cgroup.Dirs, C.GoString(p.cg.dirs[i].path))
+	}
+	return v
+}
+
+// wireStrs reads a count-prefixed list of strings the plan holds.
+func wireStrs(w C.struct_wire) []string {
+	var out []string
+	for i := C.uint32_t(0); ; i++ {
+		s := C.strs_at(w, i)
+		if s == nil {
+			return out
+		}
+		out = append(out, C.GoString(s))
+	}
+}
+
+// cStrings is ss as a NULL-terminated C array, and what frees it.
+func cStrings(ss []string) (**C.char, func()) {
+	arr := (*[1 << 20]*C.char)(C.calloc(C.size_t(len(ss)+1), C.size_t(unsafe.Sizeof((*C.char)(nil)))))
+	for i, s := range ss {
+		arr[i] = C.CString(s)
+	}
+	return &arr[0], func() {
+		for i := range ss {
+			C.free(unsafe.Pointer(arr[i]))
+		}
+		C.free(unsafe.Pointer(arr))
+	}
+}
+
+// goStrings reads a NULL-terminated C array of strings.
+func goStrings(v **C.char) []string {
+	var out []string
+	for p := v; p != nil && *p != nil; p = (**C.char)(unsafe.Add(unsafe.Pointer(p), unsafe.Sizeof(*p))) {
+		out = append(out, C.GoString(*p))
+	}
+	return out
 }
 
 // jsonString is what the runner writes for s in a status record.

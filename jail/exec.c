@@ -1,5 +1,7 @@
-/* The command's side of the init stage's fork: its session, limits and
- * environment, every privilege dropped, then exec. */
+/* The command's side of PID 1's fork: its session, limits and environment,
+ * every privilege dropped, the seccomp filter, then exec. The command's
+ * process runs it until its exec: C, as the whole init stage is (stage.h
+ * says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
@@ -23,13 +25,7 @@ static void fail(struct jerr *e) __attribute__((noreturn));
 
 static void fail(struct jerr *e)
 {
-	char line[sizeof e->msg + 2];
-	size_t n = strnlen(e->msg, sizeof e->msg);
-	line[0] = e->kind;
-	memcpy(line + 1, e->msg, n);
-	line[n + 1] = '\n';
-	ssize_t w = write(FD_ERR, line, n + 2);
-	(void)w;
+	stage_error(e);
 	_exit(e->kind == JERR_NOTFOUND ? 127 : e->kind == JERR_NOEXEC ? 126 : 125);
 }
 
@@ -108,8 +104,9 @@ static void exec_search(char *const *argv, char *const *envp, struct jerr *e)
 	}
 }
 
-void command_exec(const struct proc_plan *p)
+void command_exec(const struct forwarded *f)
 {
+	const struct run_plan *p = &f->plan;
 	struct jerr e = {0};
 	sigset_t none;
 	sigemptyset(&none);
@@ -117,11 +114,11 @@ void command_exec(const struct proc_plan *p)
 
 	/* The command leads a process group of its own either way: PID 1
 	 * passes the terminal's signals (^C, ^Z) to the whole of it. */
-	if ((p->flags & PROC_NEW_SESSION) ? setsid() < 0 : setpgid(0, 0) < 0) {
-		jerr_set(&e, errno, (p->flags & PROC_NEW_SESSION) ? "setsid" : "setpgid");
+	if ((p->proc_flags & PROC_NEW_SESSION) ? setsid() < 0 : setpgid(0, 0) < 0) {
+		jerr_set(&e, errno, (p->proc_flags & PROC_NEW_SESSION) ? "setsid" : "setpgid");
 		fail(&e);
 	}
-	umask(p->umask);
+	umask(f->umask);
 	/* No real-time scheduling and no priority above the normal, whatever
 	 * the caller was allowed: a real-time task is not held by the run's
 	 * CPU quota, and either could starve the jail's PID 1. */
@@ -168,6 +165,6 @@ void command_exec(const struct proc_plan *p)
 		jerr_set(&e, errno, "working directory %s", p->cwd);
 		fail(&e);
 	}
-	exec_search(p->argv, p->envp, &e);
+	exec_search(f->argv, f->envp, &e);
 	fail(&e);
 }

@@ -1,5 +1,7 @@
 /* Closing every fd jail itself inherited, so that none reaches the command
- * (invariant 6), even where close_range is missing or filtered. */
+ * (invariant 6), even where close_range is missing or filtered. The init
+ * stage, the command's process and the proxy's child before its exec run
+ * it: C, as the init stage and the runner are (stage.h, runner.c). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>

@@ -1,41 +1,58 @@
 package jail
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"jail/cgroup"
+	"jail/internal/wire"
 	"jail/mount"
 	"jail/seccomp"
 )
 
-// seedPlans are run plans NewPlan makes: the decoder's real input, which
-// the fuzzer mutates from.
-func seedPlans(t testing.TB) [][]byte {
+// seedConfigs are runs NewPlan plans: the decoders' real input, which the
+// fuzzers mutate from.
+func seedConfigs() []Config {
 	errno := seccomp.Action{Kind: seccomp.Errno, Errno: 1}
 	policy := &seccomp.Policy{Name: "fuzz", Default: seccomp.Action{Kind: seccomp.Allow}, Rules: []seccomp.Rule{
 		{Names: []string{"unshare"}, Action: errno},
 		{Names: []string{"socket"}, Action: errno, Conds: []seccomp.Cond{{Index: 0, Op: seccomp.Eq, Value: 40}}},
 	}}
-	configs := []Config{
+	return []Config{
 		{Profile: "none", Argv: []string{"true"}, HostUID: 65534, HostGID: 65534, Seccomp: &seccomp.Policy{None: true}},
 		{
 			Profile: "full", ProfileHash: strings.Repeat("ab", 32), Argv: []string{"true"}, Dir: "/",
 			Hostname: "jail", NewSession: true, UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534,
-			Env: []string{"PATH=/usr/bin", "HOME=/"}, KeepEnv: []string{"TERM"},
+			Env: []string{"PATH=/usr/bin", "HOME=/", "TOKEN=x"}, KeepEnv: []string{"TERM", "PATH", "LANG"},
+			SecretKeys: []string{"TOKEN"},
 			Mounts: []mount.Spec{
 				{Kind: mount.ReadOnlyBind, Src: "/usr", Dst: "/usr"},
 				{Kind: mount.Tmpfs, Dst: "/tmp", Size: 1 << 20, Mode: 0o1777},
 			},
+			Rlimits:   []Rlimit{{Resource: 7, Soft: 256, Hard: 512}},
 			TimeLimit: 90 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 64, CPU: 0.5, MaxOutput: 1 << 20, BestEffort: true}, Session: "s1",
 			Network: Network{Mode: "allowlist", Allow: []AllowEntry{{Host: "example.com", Port: 443}}},
-			Seccomp: policy,
+			Seccomp: policy, AuditLog: "",
+		},
+		{
+			Profile: "host", Argv: []string{"true"}, Dir: "/", HostUID: 65534, HostGID: 65534, UID: 7, GID: 8,
+			Network: Network{Mode: "host"}, Seccomp: policy, SeccompAudit: true,
 		},
 	}
+}
+
+func seedPlans(t testing.TB) [][]byte {
 	var plans [][]byte
-	for _, cfg := range configs {
+	for _, cfg := range seedConfigs() {
 		plan, err := NewPlan(cfg, PlanOptions{Version: "fuzz"})
 		if err != nil {
 			t.Fatalf("plan %s: %v", cfg.Profile, err)
@@ -45,23 +62,199 @@ func seedPlans(t testing.TB) [][]byte {
 	return plans
 }
 
-// TestRunPlanBoundary: what Go plans, C reads back as it was meant.
-func TestRunPlanBoundary(t *testing.T) {
-	plans := seedPlans(t)
-	v, err := runPlanDecode(plans[1])
+// wantPlan is what the C decoder must read from cfg's plan: worked out
+// again on the Go side from cfg, field by field.
+func wantPlan(t *testing.T, cfg Config) runPlanView {
+	ids, err := callerIDs(&cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Profile != "full" || v.ProfileHash != strings.Repeat("ab", 32) || v.TimeLimit != 90*time.Second ||
-		v.MaxOutput != 1<<20 || v.Network != "allowlist" || v.Session != "s1" || v.Version != "fuzz" ||
-		v.SeccompName != "fuzz" || v.SeccompLen == 0 || v.UID != 1000 || v.GID != 1000 {
-		t.Errorf("C read back %+v", v)
+	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Every prefix of a plan is malformed, never read as another plan.
-	for n := 0; n < len(plans[1]); n += 7 {
-		if _, err := runPlanDecode(plans[1][:n]); err == nil {
-			t.Fatalf("a plan cut at %d of %d bytes decoded", n, len(plans[1]))
+	var mw wire.Writer
+	mounts.Encode(&mw)
+	place, rlimits, limitsJSON, err := planLimits(cfg, ids.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	netConfig, err := proxyConfig(cfg, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := runPlanView{
+		TimeLimit: cfg.TimeLimit, Root: ids.root, HostUID: ids.uid, HostGID: ids.gid, UID: cfg.UID, GID: cfg.GID,
+		Profile: cfg.Profile, ProfileHash: cfg.ProfileHash, Mounts: mw.Data(),
+		ProcFlags: bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups) |
+			bit(cfg.Network.Mode == "host", procHostNet) | bit(cfg.Network.Mode == "allowlist", procAllowlist),
+		Hostname: cfg.Hostname, Dir: cfg.Dir, KeepEnv: cfg.KeepEnv, Env: cfg.Env, Rlimits: rlimits,
+		MaxOutput: cfg.Limits.MaxOutput, LimitsJSON: limitsJSON, Network: networkMode(cfg.Network),
+		NetConfig: netConfig, AuditLog: cfg.AuditLog, Session: cfg.Session, Version: "fuzz",
+		Secrets: secretsJSON(cfg.SecretKeys),
+	}
+	for _, tr := range mounts.Trees {
+		v.Trees = append(v.Trees, treeView{Path: tr.Path, Flags: bit(tr.ReadOnly, treeReadOnly) | bit(tr.IDMap, treeIDMap),
+			OwnerUID: tr.UID, OwnerGID: tr.GID})
+	}
+	v.Cgroup = cgroupView{Memory: cfg.Limits.Memory, Pids: uint32(cfg.Limits.Pids),
+		Flags: bit(len(place.Dirs) > 0, 1) | bit(place.Version == cgroup.V2, 2) | bit(place.OwnRelative, 4) |
+			bit(!cfg.Limits.PidsRefuse, 8)}
+	for _, d := range place.Dirs {
+		v.Cgroup.Dirs = append(v.Cgroup.Dirs, d.Path)
+	}
+	v.SeccompName = "none"
+	if !cfg.Seccomp.None {
+		prog, _, err := seccomp.Cached(cfg.Seccomp, seccomp.Mode{Audit: cfg.SeccompAudit, Quiet: cfg.SeccompQuiet}, "")
+		if err != nil {
+			t.Fatal(err)
 		}
+		v.SeccompName, v.SeccompBPF = cfg.Seccomp.Name, prog.BPF
+		v.SeccompFlags = scLoad | bit(prog.Notify, scNotify) | bit(prog.Audit, scAudit) | bit(cfg.SeccompQuiet, scQuiet)
+	}
+	return v
+}
+
+// TestRunPlanBoundary: what Go plans, C reads back as it was meant, field
+// by field.
+func TestRunPlanBoundary(t *testing.T) {
+	plans := seedPlans(t)
+	for i, cfg := range seedConfigs() {
+		got, err := runPlanDecode(plans[i])
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.Profile, err)
+		}
+		want := wantPlan(t, cfg)
+		// The period is the cgroup package's; the quota follows from it.
+		want.Cgroup.Period = got.Cgroup.Period
+		if cfg.Limits.CPU != 0 {
+			want.Cgroup.Quota = uint32(math.Ceil(cfg.Limits.CPU * float64(got.Cgroup.Period)))
+		}
+		got.SeccompFlags &^= scCompiled // whether this run compiled it, or found it compiled
+		if got.Cgroup.Period == 0 {
+			t.Errorf("%s: no CPU period", cfg.Profile)
+		}
+		diffViews(t, cfg.Profile, got, want)
+	}
+}
+
+// diffViews names each field C read otherwise than Go meant.
+func diffViews(t *testing.T, name string, got, want runPlanView) {
+	t.Helper()
+	g, w := reflect.ValueOf(got), reflect.ValueOf(want)
+	for i := 0; i < g.NumField(); i++ {
+		gf, wf := g.Field(i).Interface(), w.Field(i).Interface()
+		if b, ok := gf.([]byte); ok && bytes.Equal(b, wf.([]byte)) {
+			continue
+		}
+		if !reflect.DeepEqual(gf, wf) && !(g.Field(i).Kind() == reflect.Slice && g.Field(i).Len() == 0 && w.Field(i).Len() == 0) {
+			t.Errorf("%s: C read %s = %.200s, Go meant %.200s", name, g.Type().Field(i).Name, fmt.Sprint(gf), fmt.Sprint(wf))
+		}
+	}
+}
+
+// TestRunPlanRefused: a plan cut anywhere, or with anything after its
+// end, is refused, never read as another plan.
+func TestRunPlanRefused(t *testing.T) {
+	for _, plan := range seedPlans(t) {
+		for n := 0; n < len(plan); n++ {
+			if _, err := runPlanDecode(plan[:n]); err == nil {
+				t.Fatalf("a plan cut at %d of %d bytes decoded", n, len(plan))
+			}
+		}
+		if _, err := runPlanDecode(append(plan[:len(plan):len(plan)], 0)); err == nil {
+			t.Fatalf("a plan with a byte after its end decoded")
+		}
+	}
+}
+
+// forwardBody is what the init stage decodes: the runner's frame without
+// its length and the 'C' after it, both checked here.
+func forwardBody(t testing.TB, plan []byte, argv, env []string, umask uint32) []byte {
+	b, err := forwardEncode(plan, argv, env, umask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) < 5 || b[len(b)-1] != 'C' || int(binary.LittleEndian.Uint32(b)) != len(b)-5 {
+		t.Fatalf("frame of %d bytes: length %d, last byte %q", len(b), binary.LittleEndian.Uint32(b), b[len(b)-1])
+	}
+	return b[4 : len(b)-1]
+}
+
+// TestForwardBoundary: the runner forwards the plan's own bytes and this
+// run's tail, and the init stage reads back the same plan, the command,
+// the environment made from the caller's and the plan's, and the umask.
+func TestForwardBoundary(t *testing.T) {
+	argv := []string{"sh", "-c", "echo 'a b'", ""}
+	host := []string{"PATH=/host/bin", "TERM=xterm", "SECRET=host", "LANG=C.UTF-8", "TERMX=no"}
+	for i, plan := range seedPlans(t) {
+		cfg := seedConfigs()[i]
+		body := forwardBody(t, plan, argv, host, 0o027)
+		f, err := forwardDecode(body)
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.Profile, err)
+		}
+		direct, err := runPlanDecode(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		diffViews(t, cfg.Profile+" forwarded", f.Plan, direct)
+		// The kept host variables the plan does not set, in the plan's
+		// order, then the plan's own.
+		var env []string
+		for _, name := range cfg.KeepEnv {
+			for _, kv := range host {
+				if strings.HasPrefix(kv, name+"=") && !setsVar(cfg.Env, name) {
+					env = append(env, kv)
+				}
+			}
+		}
+		env = append(env, cfg.Env...)
+		if !reflect.DeepEqual(f.Argv, argv) || !reflect.DeepEqual(f.Envp, env) && len(env)+len(f.Envp) > 0 || f.Umask != 0o027 {
+			t.Errorf("%s: init stage read argv %q env %q umask %o; want %q %q 027", cfg.Profile, f.Argv, f.Envp, f.Umask, argv, env)
+		}
+		for n := 0; n < len(body); n++ {
+			if _, err := forwardDecode(body[:n]); err == nil {
+				t.Fatalf("%s: a forwarded plan cut at %d of %d bytes decoded", cfg.Profile, n, len(body))
+			}
+		}
+		if _, err := forwardDecode(append(body[:len(body):len(body)], 0)); err == nil {
+			t.Fatalf("%s: a forwarded plan with a byte after its end decoded", cfg.Profile)
+		}
+	}
+}
+
+func setsVar(env []string, name string) bool {
+	for _, kv := range env {
+		if strings.HasPrefix(kv, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestForwardGarbled: random flips anywhere in a forwarded plan are
+// refused or read, never a crash or a read past the buffer.
+func TestForwardGarbled(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for _, plan := range seedPlans(t) {
+		body := forwardBody(t, plan, []string{"true"}, nil, 0o22)
+		for i := 0; i < 3000; i++ {
+			b := append([]byte(nil), body...)
+			for k := 0; k < 1+rng.Intn(3); k++ {
+				b[rng.Intn(len(b))] ^= byte(1 + rng.Intn(255))
+			}
+			checkForwarded(t, b)
+		}
+	}
+}
+
+// checkForwarded decodes b as the init stage would; what it accepts is a
+// plan it can use.
+func checkForwarded(t *testing.T, b []byte) {
+	f, err := forwardDecode(b)
+	if err == nil && (len(f.Argv) == 0 || len(f.Plan.Trees) > 4096 || len(f.Plan.Rlimits) >= 64) {
+		t.Fatalf("accepted argv %q, %d trees, %d rlimits", f.Argv, len(f.Plan.Trees), len(f.Plan.Rlimits))
 	}
 }
 
@@ -73,10 +266,19 @@ func FuzzRunPlan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := runPlanDecode(b)
-		if err == nil && v.Trees > 4096 {
-			t.Fatalf("decoded %d trees", v.Trees)
+		if err == nil && (len(v.Trees) > 4096 || len(v.Rlimits) >= 64) {
+			t.Fatalf("decoded %d trees, %d rlimits", len(v.Trees), len(v.Rlimits))
 		}
 	})
+}
+
+// FuzzForward feeds the init stage's decoder what could come on its plan
+// pipe: it must refuse or read it, never crash or read past it.
+func FuzzForward(f *testing.F) {
+	for _, p := range seedPlans(f) {
+		f.Add(forwardBody(f, p, []string{"sh", "-c", "true"}, []string{"TERM=dumb", "PATH=/x"}, 0o22))
+	}
+	f.Fuzz(checkForwarded)
 }
 
 // FuzzStatusString: whatever bytes an argv, a path or a name holds, the

@@ -4,7 +4,9 @@
  * a jail planted is owned by the jail's host uid or by a writable bind's
  * owner, never root, so it cannot send the record elsewhere: not a root
  * caller's write anywhere root can write, nor an unprivileged caller's
- * into another of its directories. Bind sources follow the same rule. */
+ * into another of its directories. Bind sources follow the same rule. The
+ * runner runs it: C, before the Go runtime, as the whole runner is
+ * (runner.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

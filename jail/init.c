@@ -1,6 +1,10 @@
-/* The init stage: the jail binary re-executed inside the new namespaces.
- * It runs as a constructor, before the Go runtime starts, so a jail pays for
- * one Go start (the parent's), not two; it never returns to Go. */
+/* The init stage: the jail binary re-executed by the runner (entry.c's
+ * "init"). It makes the jail's namespaces, takes the command's ids in its
+ * user namespace, and becomes the jail's PID 1, which forks the command,
+ * builds the root and stays (pid1.c). C, run from the constructor before
+ * the Go runtime starts: unshare(CLONE_NEWUSER) needs a process of one
+ * thread, and a jail pays for one Go start, not two. It never returns to
+ * Go. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +16,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -20,16 +23,12 @@
 #include <unistd.h>
 
 #include "internal/wire/err.h"
-#include "internal/wire/wire.h"
+#include "jail/proxyctl.h"
 #include "jail/runplan.h"
 #include "jail/stage.h"
 #include "mount/mount.h"
-#include "plancache/plancache.h"
 
-extern char **environ;
-
-/* report sends the one-line error to the parent. */
-static void report(const struct jerr *e)
+void stage_error(const struct jerr *e)
 {
 	char line[sizeof e->msg + 2];
 	size_t n = strnlen(e->msg, sizeof e->msg);
@@ -55,88 +54,55 @@ static int read_full(int fd, void *buf, size_t n)
 	return 0;
 }
 
-/* read_plan reads the plan the parent writes after the spawn. Waiting for
- * it is also the barrier that keeps the jail from running before the parent
- * has finished with it from outside. */
-static unsigned char *read_plan(size_t *len, struct jerr *e)
+/* userns_enter makes the user namespace, first and alone: only the runner
+ * may write its id maps (an unprivileged process may map just itself, and
+ * root maps the jail to an unprivileged uid). It does on 'U', then sends
+ * the plan. */
+static int userns_enter(struct jerr *e)
 {
-	uint32_t n;
-	if (read_full(FD_PLAN, &n, sizeof n) < 0 || n > (64u << 20)) {
-		jerr_set(e, errno, "read the plan");
-		return NULL;
-	}
-	unsigned char *buf = malloc(n ? n : 1);
-	if (!buf || read_full(FD_PLAN, buf, n) < 0) {
-		jerr_set(e, errno, "read the plan");
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
-
-static char **strv(struct wire *w)
-{
-	uint32_t n = wire_u32(w);
-	if (w->bad || n > 1u << 20)
-		return NULL;
-	char **v = calloc((size_t)n + 1, sizeof *v);
-	for (uint32_t i = 0; v && i < n; i++)
-		v[i] = (char *)wire_str(w);
-	return v;
-}
-
-static int decode_proc(struct wire *w, struct proc_plan *p, struct jerr *e)
-{
-	p->flags = wire_u32(w);
-	p->uid = wire_u32(w);
-	p->gid = wire_u32(w);
-	p->hostname = wire_str(w);
-	p->cwd = wire_str(w);
-	p->argv = strv(w);
-	p->envp = strv(w);
-	p->nrlimits = wire_u32(w);
-	if (!w->bad && p->nrlimits < 64) {
-		p->rlimits = calloc(p->nrlimits ? p->nrlimits : 1, sizeof *p->rlimits);
-		for (uint32_t i = 0; p->rlimits && i < p->nrlimits; i++) {
-			p->rlimits[i].resource = wire_u32(w);
-			p->rlimits[i].soft = wire_u64(w);
-			p->rlimits[i].hard = wire_u64(w);
-		}
-	}
-	p->umask = wire_u32(w);
-	p->sc_flags = wire_u32(w);
-	p->sc_bpf = wire_bytes(w, &p->sc_len);
-	if (w->bad || !p->argv || !p->argv[0] || !p->envp || !p->rlimits)
-		return jerr_set(e, 0, "process plan: malformed");
+	if (unshare(CLONE_NEWUSER) < 0)
+		return jerr_set(e, errno, "create a user namespace (jail check tells why it is refused)");
+	if (write(FD_SYNC, "U", 1) != 1)
+		return jerr_set(e, errno, "tell the parent the user namespace exists");
 	return 0;
 }
 
-/* section reads one tagged section of the plan into its own cursor. */
-static struct wire section(struct wire *plan, uint32_t want)
+/* plan_receive reads what the runner forwards once the maps are written
+ * (runplan.h: the plan and its tail), into *buf, which the decoded plan
+ * points into. Waiting for it is also the barrier that keeps the jail from
+ * running before the runner has finished with it from outside. */
+static int plan_receive(struct forwarded *f, unsigned char **buf, struct jerr *e)
 {
-	struct wire s = {0};
-	size_t n;
-	uint32_t tag = wire_u32(plan);
-	const char *body = wire_bytes(plan, &n);
-	if (plan->bad || tag != want) {
-		s.bad = 1;
-		return s;
-	}
-	s.p = (const unsigned char *)body;
-	s.end = s.p + n;
-	return s;
+	uint32_t n;
+	if (read_full(FD_PLAN, &n, sizeof n) < 0 || n > FORWARD_MAX)
+		return jerr_set(e, errno, "read the plan");
+	if (!(*buf = malloc(n ? n : 1)) || read_full(FD_PLAN, *buf, n) < 0)
+		return jerr_set(e, errno, "read the plan");
+	/* Non-dumpable from now, before anything of the jail exists: nothing
+	 * in it may open /proc/1/exe, the host's jail binary, or this
+	 * process's memory (CVE-2019-5736). Not before the maps are written:
+	 * an unprivileged runner writes them through /proc/PID, which a
+	 * non-dumpable process closes to it. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return jerr_set(e, errno, "make the init stage non-dumpable");
+	if (forward_decode(*buf, n, f, e) < 0)
+		return -1;
+	/* Any fd jail itself inherited stops here. */
+	if (close_fds_from(FD_TREES + (int)f->plan.ntrees, NULL, 0) < 0)
+		return jerr_set(e, errno, "close inherited file descriptors");
+	return 0;
 }
 
 /* become takes the command's ids in the jail's user namespace, keeping the
  * capabilities the init stage still needs there (none on the host), and
  * checks that it did keep them. */
-static int become(const struct proc_plan *p, struct jerr *e)
+static int become(const struct run_plan *p, struct jerr *e)
 {
 	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
 		return jerr_set(e, errno, "keep capabilities");
 	if (setresgid(p->gid, p->gid, p->gid) < 0)
 		return jerr_set(e, errno, "set gid %u", p->gid);
-	if ((p->flags & PROC_DROP_GROUPS) && setgroups(0, NULL) < 0)
+	if ((p->proc_flags & PROC_DROP_GROUPS) && setgroups(0, NULL) < 0)
 		return jerr_set(e, errno, "drop supplementary groups");
 	if (setresuid(p->uid, p->uid, p->uid) < 0)
 		return jerr_set(e, errno, "set uid %u", p->uid);
@@ -153,6 +119,43 @@ static int become(const struct proc_plan *p, struct jerr *e)
 	return 0;
 }
 
+/* namespaces_enter makes the other namespaces, owned by the new user
+ * namespace (the cgroup one once the jail is in its cgroup), and takes
+ * the command's ids. */
+static int namespaces_enter(const struct run_plan *p, struct jerr *e)
+{
+	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | ((p->proc_flags & PROC_HOST_NET) ? 0 : CLONE_NEWNET)) < 0)
+		return jerr_set(e, errno, "create mount, network, IPC and UTS namespaces");
+	if (become(p, e) < 0)
+		return -1;
+	/* Again: a uid change resets it to fs.suid_dumpable, which some
+	 * hosts set to 1. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		return jerr_set(e, errno, "make the init stage non-dumpable");
+	/* SIGCHLD blocked before PID 1 exists: its signalfd then sees the
+	 * end of a command that died before it was made. (The signals jail
+	 * passes on come on the plan pipe, and wait there.) */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	return 0;
+}
+
+/* cgroup_enter waits for the plan's last byte: the runner has put this
+ * process in the run's cgroup (on v1 that waits for an RCU grace period,
+ * which the work above overlapped). Everything of the jail is born in it,
+ * and its cgroup namespace is rooted there. */
+static int cgroup_enter(struct jerr *e)
+{
+	char placed;
+	if (read_full(FD_PLAN, &placed, 1) < 0 || placed != 'C')
+		return jerr_set(e, errno, "wait for the runner to put the jail in its cgroup");
+	if (unshare(CLONE_NEWCGROUP) < 0)
+		return jerr_set(e, errno, "create the cgroup namespace");
+	return 0;
+}
+
 /* parent_gone reports whether jail has died: it holds the plan pipe's write
  * end open for as long as it lives. */
 static int parent_gone(void)
@@ -161,103 +164,14 @@ static int parent_gone(void)
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR));
 }
 
-/* jail_init is the containment checklist: every step of the init stage, in
- * order. Each either succeeds or reports why and ends the run. */
-static int jail_init(void)
+/* pid1_start makes PID 1 of a new pid namespace, a child of jail itself
+ * (CLONE_PARENT): jail waits for it directly, and this process, its work
+ * done, tells jail the pid and goes. It returns in PID 1. */
+static int pid1_start(struct jerr *e)
 {
-	struct jerr e = {0};
-	struct proc_plan proc = {0};
-	size_t len;
-
-	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
-	for (int fd = FD_PLAN; fd < FD_TREES; fd++)
-		fcntl(fd, F_SETFD, FD_CLOEXEC);
-
-	/* The user namespace first, alone: only the parent may write its id
-	 * maps (an unprivileged process may map just itself, and root maps
-	 * the jail to an unprivileged uid). It does, then sends the plan. */
-	if (unshare(CLONE_NEWUSER) < 0) {
-		jerr_set(&e, errno, "create a user namespace (jail check tells why it is refused)");
-		goto fail;
-	}
-	if (write(FD_SYNC, "U", 1) != 1) {
-		jerr_set(&e, errno, "tell the parent the user namespace exists");
-		goto fail;
-	}
-	unsigned char *buf = read_plan(&len, &e);
-	if (!buf)
-		goto fail;
-	/* Non-dumpable from now, before anything of the jail exists: nothing
-	 * in it may open /proc/1/exe, the host's jail binary, or this
-	 * process's memory (CVE-2019-5736). Not before the maps are written:
-	 * an unprivileged parent writes them through /proc/PID, which a
-	 * non-dumpable process closes to it. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		jerr_set(&e, errno, "make the init stage non-dumpable");
-		goto fail;
-	}
-	struct wire plan = {.p = buf, .end = buf + len};
-	uint32_t magic = wire_u32(&plan), version = wire_u32(&plan), ntrees = wire_u32(&plan);
-	if (plan.bad || magic != PLAN_MAGIC || version != PLAN_VERSION || ntrees > 4096) {
-		jerr_set(&e, 0, "plan: not a jail plan of this version");
-		goto fail;
-	}
-	/* Any fd jail itself inherited stops here. */
-	if (close_fds_from(FD_TREES + (int)ntrees, NULL, 0) < 0) {
-		jerr_set(&e, errno, "close inherited file descriptors");
-		goto fail;
-	}
-	struct wire mounts = section(&plan, 1);
-	struct wire process = section(&plan, 2);
-	if (mounts.bad || process.bad) {
-		jerr_set(&e, 0, "plan: malformed sections");
-		goto fail;
-	}
-	if (decode_proc(&process, &proc, &e) < 0)
-		goto fail;
-
-	/* The other namespaces, owned by the new user namespace; the cgroup
-	 * one below, once the jail is in its cgroup. */
-	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | ((proc.flags & PROC_HOST_NET) ? 0 : CLONE_NEWNET)) < 0) {
-		jerr_set(&e, errno, "create mount, network, IPC and UTS namespaces");
-		goto fail;
-	}
-	if (become(&proc, &e) < 0)
-		goto fail;
-	/* Again: a uid change resets it to fs.suid_dumpable, which some
-	 * hosts set to 1. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
-		jerr_set(&e, errno, "make the init stage non-dumpable");
-		goto fail;
-	}
-	/* SIGCHLD blocked before PID 1 exists: its signalfd then sees the
-	 * end of a command that died before it was made. (The signals jail
-	 * passes on come on the plan pipe, and wait there.) */
-	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	/* The plan's last byte: the runner has put this process in the
-	 * run's cgroup (on v1 that waits for an RCU grace period, which the
-	 * work above overlapped). Everything of the jail is born in it, and
-	 * its cgroup namespace is rooted there. */
-	char placed;
-	if (read_full(FD_PLAN, &placed, 1) < 0 || placed != 'C') {
-		jerr_set(&e, errno, "wait for the runner to put the jail in its cgroup");
-		goto fail;
-	}
-	if (unshare(CLONE_NEWCGROUP) < 0) {
-		jerr_set(&e, errno, "create the cgroup namespace");
-		goto fail;
-	}
-	/* PID 1 of a new pid namespace, made a child of jail itself
-	 * (CLONE_PARENT): jail waits for it directly, and this process,
-	 * its work done, tells jail the pid and goes. */
 	pid_t pid1 = (pid_t)syscall(SYS_clone, CLONE_PARENT | CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
-	if (pid1 < 0) {
-		jerr_set(&e, errno, "create the pid namespace");
-		goto fail;
-	}
+	if (pid1 < 0)
+		return jerr_set(e, errno, "create the pid namespace");
 	if (pid1 > 0) {
 		uint32_t v = (uint32_t)pid1;
 		_exit(write(FD_SYNC, &v, sizeof v) == sizeof v ? 0 : 125);
@@ -267,160 +181,81 @@ static int jail_init(void)
 	 * it be gone already, now. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || parent_gone())
 		_exit(125);
+	return 0;
+}
 
-	/* What needs no root: the network, a session keyring of its own
-	 * (the caller's, with API tokens or kerberos tickets, must not be
-	 * readable or replaceable from the jail), the hostname. The command
-	 * forked next inherits the keyring. */
-	if (!(proc.flags & PROC_HOST_NET) && loopback_up(&e) < 0)
-		goto fail;
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
-		jerr_set(&e, errno, "join a new session keyring");
-		goto fail;
-	}
-	if (sethostname(proc.hostname, strlen(proc.hostname)) < 0) {
-		jerr_set(&e, errno, "set hostname %s", proc.hostname);
-		goto fail;
-	}
+/* pid1_build is PID 1 until the command runs: what needs no root (the
+ * network, a session keyring of its own, since the caller's, with API
+ * tokens or kerberos tickets, must not be readable or replaceable from the
+ * jail; the hostname), the command's process forked, the root built; then
+ * it lets the command exec and stays as the jail's init. It returns only
+ * on failure. */
+static int pid1_build(const struct forwarded *f, struct jerr *e)
+{
+	const struct run_plan *p = &f->plan;
+	if (!(p->proc_flags & PROC_HOST_NET) && loopback_up(e) < 0)
+		return -1;
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
+		return jerr_set(e, errno, "join a new session keyring");
+	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
+		return jerr_set(e, errno, "set hostname %s", p->hostname);
 	/* The command's process, forked now so that loading its seccomp
 	 * filter (the kernel's JIT: a quarter of a millisecond) overlaps
 	 * building the root; it waits on FD_GO before its chdir and exec.
-	 * At the old root, pivot_root moves its root and cwd along. */
+	 * At the old root, pivot_root moves its root and cwd along. The
+	 * keyring it inherits. */
 	int go[2];
-	if (chdir("/") < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0) {
-		jerr_set(&e, errno, "the command's go socket");
-		goto fail;
-	}
+	if (chdir("/") < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, go) < 0)
+		return jerr_set(e, errno, "the command's go socket");
 	pid_t pid = fork();
-	if (pid < 0) {
-		jerr_set(&e, errno, "fork the command");
-		goto fail;
-	}
+	if (pid < 0)
+		return jerr_set(e, errno, "fork the command");
 	if (pid == 0) {
 		if (go[1] != FD_GO && dup3(go[1], FD_GO, O_CLOEXEC) < 0)
 			_exit(125);
-		command_exec(&proc);
+		command_exec(f);
 	}
 	close(go[1]);
-	if ((proc.flags & PROC_ALLOWLIST) && proxy_listeners(FD_NET, &e) < 0)
-		goto fail;
+	if ((p->proc_flags & PROC_ALLOWLIST) && proxy_listeners(FD_NET, e) < 0)
+		return -1;
 	close(FD_NET);
 
 	umask(0); /* modes in the plan are exact */
-	if (jail_mount_build(&mounts, FD_TREES, (int)ntrees, &e) < 0)
-		goto fail;
-	for (uint32_t i = 0; i < ntrees; i++)
+	struct wire mounts = {.p = (const unsigned char *)p->mounts, .end = (const unsigned char *)p->mounts + p->mounts_len};
+	if (jail_mount_build(&mounts, FD_TREES, (int)p->ntrees, e) < 0)
+		return -1;
+	for (uint32_t i = 0; i < p->ntrees; i++)
 		close(FD_TREES + (int)i);
 	/* From here only the command reports errors; its copy of the error
-	 * pipe closes on exec, which tells the parent setup is done. */
-	/* Should the command be gone already, it said why on the error pipe
-	 * (or was killed), and PID 1 reaps it below. */
+	 * pipe closes on exec, which tells the runner setup is done. Should
+	 * the command be gone already, it said why on the error pipe (or was
+	 * killed), and PID 1 reaps it. */
 	(void)send(go[0], "G", 1, MSG_NOSIGNAL);
 	close(go[0]);
 	close(FD_ERR);
 	close(FD_NOTIFY);
 	pid1_run(pid);
-
-fail:
-	report(&e);
-	return 125;
 }
 
-/* command_after is the command: what follows the first "--" of argv. */
-static char **command_after(char **argv)
+int init_stage(void)
 {
-	for (char **a = argv + 1; a && *a; a++)
-		if (strcmp(*a, "--") == 0)
-			return a[1] ? a + 1 : NULL;
-	return NULL;
-}
-
-/* run_stage is the runner for a run planned by the Go side (jail.Plan's
- * Exec): the plan is in a sealed memfd, whose fd _JAIL_RUNPLAN names,
- * after the start time and where the status record goes. */
-static void run_stage(char **argv)
-{
-	const char *fdv = getenv("_JAIL_RUNPLAN");
-	char **cmd = command_after(argv);
-	int fd = fdv ? atoi(fdv) : -1;
-	struct stat st;
 	struct jerr e = {0};
-	struct run_plan plan;
+	struct forwarded f;
 	unsigned char *buf = NULL;
-	/* Sealed against writes: the Go side's own memfd, not some fd. */
-	if (!cmd || fd < 3 || fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > (64 << 20) ||
-	    !(fcntl(fd, F_GET_SEALS) & F_SEAL_WRITE) || !(buf = malloc((size_t)st.st_size)) ||
-	    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-		dprintf(2, "jail: the runner got no plan\n");
-		_exit(125);
-	}
-	close(fd);
-	unsetenv("_JAIL_STAGE");
-	unsetenv("_JAIL_RUNPLAN");
-	struct wire w = {.p = buf, .end = buf + st.st_size};
-	uint32_t magic = wire_u32(&w);
-	uint64_t started = wire_u64(&w);
-	const char *status_to = wire_str(&w);
-	size_t len, dlen;
-	const unsigned char *rp = (const unsigned char *)wire_bytes(&w, &len);
-	const char *deps = wire_bytes(&w, &dlen); /* for the plan cache; none: not to be cached */
-	if (w.bad || magic != HANDOFF_MAGIC || runplan_decode(rp, len, &plan, &e) < 0) {
-		dprintf(2, "jail: %s\n", e.msg[0] ? e.msg : "the runner got a malformed plan");
-		_exit(125);
-	}
-	plancache_store(argv, rp, len, deps, dlen);
-	runner_main(&plan, cmd, status_to, started);
-}
+	memset(&f, 0, sizeof f);
 
-/* status_flag notes --status-json's value, the last one, as Go would. */
-static void status_flag(void *ctx, const char *name, size_t n, const char *value)
-{
-	if (n == 11 && strncmp(name, "status-json", n) == 0)
-		*(const char **)ctx = value;
-}
-
-/* A constructor runs before main and before the Go runtime. Started by
- * the Go side, it runs the stage it is told; started by a caller, it
- * replays a cached plan for exactly this invocation, if there is one, and
- * otherwise returns: Go takes over, plans, caches, and comes back here as
- * the runner. */
-__attribute__((constructor)) static void jail_stage_entry(int argc, char **argv, char **envp)
-{
-	uint64_t started = monotonic_ns();
-	(void)argc;
-	(void)envp;
-	const char *stage = getenv("_JAIL_STAGE");
-	if (!stage) {
-		char **cmd = command_after(argv);
-		size_t len;
-		unsigned char *plan = cmd ? plancache_load(argv, &len) : NULL;
-		struct run_plan p;
-		struct jerr e = {0};
-		const char *status_to = NULL;
-		/* An empty --status-json is the Go side's to refuse (the key
-		 * leaves the flag out, so a plan may be cached). */
-		if (plan && runplan_decode(plan, len, &p, &e) == 0 && plancache_args(argv, status_flag, &status_to) == 0 &&
-		    (!status_to || status_to[0])) {
-			p.cached = 1;
-			runner_main(&p, cmd, status_to ? status_to : "", started);
-		}
-		return;
-	}
-	if (strcmp(stage, "init") == 0)
-		_exit(jail_init());
-	if (strcmp(stage, "run") == 0)
-		run_stage(argv);
-	if (strcmp(stage, "proxy") == 0)
-		return; /* Go's: jail/proxy.go */
-	if (strcmp(stage, "userns") == 0) {
-		/* Holds a user namespace open, for jail check's probe, until
-		 * stdin ends. */
-		char c;
-		for (;;) {
-			ssize_t r = read(0, &c, 1);
-			if (r == 0 || (r < 0 && errno != EINTR))
-				_exit(0);
-		}
-	}
-	_exit(125);
+	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
+	for (int fd = FD_PLAN; fd < FD_TREES; fd++)
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+	/* The containment checklist: every step of the init stage, in order.
+	 * Each either succeeds or says why, and the run ends. */
+	if (userns_enter(&e) < 0 || plan_receive(&f, &buf, &e) < 0 || namespaces_enter(&f.plan, &e) < 0 ||
+	    cgroup_enter(&e) < 0 || pid1_start(&e) < 0)
+		goto fail;
+	pid1_build(&f, &e);
+fail:
+	stage_error(&e);
+	forward_free(&f);
+	free(buf);
+	return 125;
 }

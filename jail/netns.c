@@ -1,10 +1,10 @@
-/* The jail's network namespace: new and empty but for loopback, which is
- * brought up so that a server the command starts on 127.0.0.1 works. */
+/* The jail's network namespace: new and empty but for loopback, which PID 1
+ * brings up so that a server the command starts on 127.0.0.1 works (the
+ * allowlist proxy's listeners there: proxyctl.c). C, as the whole init
+ * stage is (stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <arpa/inet.h>
 #include <net/if.h>
-#include <netinet/in.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -28,50 +28,4 @@ int loopback_up(struct jerr *e)
 	int err = errno;
 	close(s);
 	return r < 0 ? jerr_set(e, err, "bring up loopback") : 0;
-}
-
-/* listen_on makes a listening TCP socket on 127.0.0.1:port. */
-static int listen_on(int port, struct jerr *e)
-{
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return jerr_set(e, errno, "proxy: socket");
-	int one = 1;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 ||
-	    listen(s, 128) < 0) {
-		int err = errno;
-		close(s);
-		return jerr_set(e, err, "proxy: listen on 127.0.0.1:%d in the jail", port);
-	}
-	return s;
-}
-
-int proxy_listeners(int sock, struct jerr *e)
-{
-	int fds[2];
-	if ((fds[0] = listen_on(PROXY_HTTP_PORT, e)) < 0)
-		return -1;
-	if ((fds[1] = listen_on(PROXY_SOCKS_PORT, e)) < 0) {
-		close(fds[0]);
-		return -1;
-	}
-	char byte = 'L';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof fds)];
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(c), fds, sizeof fds);
-	ssize_t n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	int err = errno;
-	close(fds[0]);
-	close(fds[1]);
-	return n == 1 ? 0 : jerr_set(e, err, "proxy: hand the listeners to jail");
 }

@@ -2,7 +2,7 @@
  * caller's signals on to the command, keep the whole jail stopped while jail
  * is, and when the command is gone report its status and exit. PID 1
  * exiting ends the pid namespace, so the kernel kills everything the command
- * left behind. */
+ * left behind. C, as the whole init stage is (stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/capability.h>
@@ -52,7 +52,7 @@ static void finish(int wstatus) __attribute__((noreturn));
 
 static void finish(int wstatus)
 {
-	struct status_record st = {.magic = PLAN_MAGIC};
+	struct status_record st = {.magic = STATUS_MAGIC};
 	if (WIFEXITED(wstatus)) {
 		st.exited = 1;
 		st.code = WEXITSTATUS(wstatus);

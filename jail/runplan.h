@@ -1,7 +1,9 @@
-/* The run plan: everything the runner (runner.c) needs to start and watch
- * one jail, as runplan.go writes it. The Go side plans a run once; the
- * plan is cached (plancache/) and replayed by the runner without starting
- * the Go runtime at all. */
+/* The run plan: everything the runner needs to start and watch one jail,
+ * and the init stage to build it, as jail/plan.go (NewPlan) writes it. The
+ * Go side plans a run once; the plan is cached (plancache/) and replayed
+ * by the runner without starting the Go runtime at all. The runner hands
+ * the init stage the same bytes, with a tail of what only this run knows
+ * (runplan.c: one format end to end). */
 #ifndef JAIL_RUNPLAN_H
 #define JAIL_RUNPLAN_H
 
@@ -23,12 +25,26 @@
 #define TREE_RO 1u    /* recursively read-only */
 #define TREE_IDMAP 2u /* idmapped from its owner to the jail's host ids */
 
+/* The most trees a plan may name; it sets fewer rlimits than RUN_MAX_RLIMITS. */
+#define RUN_MAX_TREES 4096
+#define RUN_MAX_RLIMITS 64
+
+/* The most the init stage reads on FD_PLAN: the plan and the tail. */
+#define FORWARD_MAX (64u << 20)
+
 struct run_tree {
 	const char *path;
 	uint32_t flags, owner_uid, owner_gid;
 };
 
+struct run_rlimit {
+	uint32_t resource;
+	uint64_t soft, hard;
+};
+
 struct run_plan {
+	const unsigned char *raw; /* the bytes decoded, which the runner forwards */
+	size_t raw_len;
 	uint64_t time_limit_ns;
 	uint32_t flags;
 	uint32_t host_uid, host_gid; /* root callers: the jail's host ids */
@@ -37,13 +53,13 @@ struct run_plan {
 	int cached; /* replayed from the plan cache, not planned for this run */
 	uint32_t ntrees;
 	struct run_tree *trees;
-	const char *mounts;      /* the mount section body */
+	const char *mounts;      /* the mount section body (mount/mount.h) */
 	size_t mounts_len;
-	const char *proc_prefix; /* flags, uid, gid, hostname, cwd */
-	size_t proc_prefix_len;
+	uint32_t proc_flags;     /* stage.h's PROC_* */
+	const char *hostname, *cwd;
 	struct wire keep, set;   /* strs: env names kept from the host, K=V set */
-	const char *rlimits;     /* u32 count, then the entries */
-	size_t rlimits_len;
+	uint32_t nrlimits;
+	struct run_rlimit *rlimits;
 	struct cg_plan cg;       /* the run's cgroup */
 	uint64_t max_output;     /* bytes each of stdout and stderr may pass; 0: no cap, no relay */
 	const char *limits_json; /* the status record's "limits", as planned */
@@ -60,21 +76,51 @@ struct run_plan {
 	struct wire sc_answers;  /* what the runner answers handed calls with */
 };
 
-/* runplan_decode reads a run plan; strings point into buf. */
+/* runplan_decode reads a run plan; strings point into buf. A plan it
+ * refuses leaves nothing allocated. */
 int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, struct jerr *e);
 
 /* runplan_free frees what runplan_decode allocated (a runner never needs
  * to: it ends with its run). */
 void runplan_free(struct run_plan *p);
 
-/* runner_main runs the command argv in the jail the plan describes, as
- * jail's own process: it never returns. status_to is where the status
- * record goes ("" for nowhere, a path, or fd:N); started is when jail
- * started (CLOCK_MONOTONIC, ns), for the setup time. */
-void runner_main(const struct run_plan *p, char **argv, const char *status_to, uint64_t started_ns)
-	__attribute__((noreturn));
+/* The Go side's hand-over to the runner (jail/run.go's memfd). */
+struct handoff {
+	uint64_t started;         /* when jail started (CLOCK_MONOTONIC, ns) */
+	const char *status_to;    /* where the status record goes */
+	const unsigned char *plan; /* the run plan's bytes */
+	size_t plan_len;
+	const char *deps;          /* for the plan cache (plancache.h); none: not to be cached */
+	size_t deps_len;
+	unsigned char *buf;       /* what the fields point into: free it */
+};
 
-/* monotonic_ns is CLOCK_MONOTONIC in nanoseconds. */
-uint64_t monotonic_ns(void);
+/* handoff_read reads the hand-over from fd, which must be the Go side's
+ * sealed memfd, and closes it; 0, or -1 with *e saying why. */
+int handoff_read(int fd, struct handoff *h, struct jerr *e);
+
+/* What the init stage gets on FD_PLAN: the run plan, and the tail the
+ * runner adds for this run. */
+struct forwarded {
+	struct run_plan plan;
+	char **argv, **envp; /* the command, and its whole environment */
+	uint32_t umask;
+};
+
+/* forward_encode makes what the runner writes on FD_PLAN: u32 length, the
+ * plan's bytes (bytes), the tail (strs argv, strs envp: the host's
+ * variables the plan keeps, then the plan's own; u32 umask), and, outside
+ * the length, the byte 'C' that the runner sends once the jail is in its
+ * cgroup. *out is malloc'd; 0, or -1 with *e set. */
+int forward_encode(const struct run_plan *p, char **argv, char **environ_, uint32_t umask, unsigned char **out,
+		   size_t *len, struct jerr *e);
+
+/* forward_decode reads what follows the length (buf, len): strings point
+ * into buf. Anything short, long or malformed is refused, with nothing
+ * left allocated. */
+int forward_decode(const unsigned char *buf, size_t len, struct forwarded *f, struct jerr *e);
+
+/* forward_free frees what forward_decode allocated. */
+void forward_free(struct forwarded *f);
 
 #endif

@@ -1,5 +1,10 @@
-/* The init stage's contract with the parent (spawn.go): which fds carry
- * what, and the layout of the process section of the plan. */
+/* The init stage's contract with the runner that starts it (selfexec.c's
+ * stage_spawn, runner.c): which fds carry what, the flags of the plan's
+ * process section, and what PID 1 reports. The init stage, PID 1 and the
+ * command's process before its exec are C (init.c, pid1.c, exec.c), run
+ * from the re-executed binary's constructor before the Go runtime starts:
+ * unshare(CLONE_NEWUSER) needs a process of one thread, and a jail pays
+ * for one Go start (the planner's, and none on a cached plan), not two. */
 #ifndef JAIL_STAGE_H
 #define JAIL_STAGE_H
 
@@ -8,13 +13,14 @@
 #include <sys/types.h>
 
 #include "internal/wire/err.h"
+#include "jail/runplan.h"
 
-/* The stage entry: the parent sets this variable when it re-executes
- * /proc/self/exe; nothing else in the binary runs before the check. */
+/* The stage entry: the runner sets this variable when it re-executes
+ * /proc/self/exe (entry.c lists every stage). */
 #define JAIL_STAGE_ENV "_JAIL_STAGE="
 
-/* Fds the parent passes, in ExtraFiles order. */
-#define FD_PLAN 3   /* read: u32 length, the plan, 'C'; then the signals jail passes on, a byte each, until it dies */
+/* Fds the runner passes, from 3 up. */
+#define FD_PLAN 3   /* read: u32 length, the plan and its tail, 'C' (runplan.h); then the signals jail passes on, a byte each, until it dies */
 #define FD_ERR 4    /* write: one error line, or EOF when the command was exec'd */
 #define FD_STATUS 5 /* write: the command's status record */
 #define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
@@ -24,9 +30,6 @@
 #define FD_FREEZE 10 /* v2: the run's cgroup.freeze, which PID 1 stops it with; else /dev/null */
 #define FD_TREES 11 /* the mount trees the runner cloned, if any */
 #define FD_NFIXED (FD_TREES - FD_PLAN) /* the fds before the trees */
-
-#define PLAN_MAGIC 0x4c49414au /* "JAIL" */
-#define PLAN_VERSION 1u
 
 /* Flags of the process section. */
 #define PROC_NEW_SESSION 1u
@@ -39,7 +42,8 @@
 #define PROXY_HTTP_PORT 3128
 #define PROXY_SOCKS_PORT 1080
 
-/* The status record PID 1 writes when the command is gone. */
+/* The status record PID 1 writes on FD_STATUS when the command is gone. */
+#define STATUS_MAGIC 0x444e454au /* "JEND" */
 struct status_record {
 	uint32_t magic;
 	int32_t exited;   /* 1: code is the exit status; 0: code is the signal */
@@ -47,22 +51,13 @@ struct status_record {
 	int32_t reserved;
 };
 
-/* The process section of the plan, decoded; strings point into the plan. */
-struct proc_plan {
-	uint32_t flags;
-	uint32_t uid, gid; /* the command's ids inside the jail */
-	const char *hostname, *cwd;
-	char **argv, **envp;
-	uint32_t nrlimits;
-	struct {
-		uint32_t resource;
-		uint64_t soft, hard;
-	} * rlimits;
-	uint32_t umask;
-	uint32_t sc_flags;  /* seccomp/sc.h's SC_* */
-	const void *sc_bpf; /* the compiled filter */
-	size_t sc_len;
-};
+/* init_stage is the init stage (init.c): it builds the jail and becomes
+ * its PID 1, or reports why not and returns the exit status. */
+int init_stage(void);
+
+/* stage_error sends the one-line error on FD_ERR, for the runner to print;
+ * its first byte is the kind (internal/wire/err.h). */
+void stage_error(const struct jerr *e);
 
 /* pid1_run is the jail's PID 1 after the command is started: it reaps,
  * forwards signals to the command (the terminal's to its process group),
@@ -86,15 +81,6 @@ int close_fds_from(int lo, const int *keep, int nkeep);
  * servers on 127.0.0.1 work inside; nothing else exists there. */
 int loopback_up(struct jerr *e);
 
-/* proxy_listeners makes the allowlist proxy's two listening sockets on the
- * jail's loopback (HTTP, SOCKS5) and sends them over sock to the runner,
- * which serves them from the host's side. */
-int proxy_listeners(int sock, struct jerr *e);
-
-/* idmap_userns returns a user namespace mapping a bind's owner to the
- * jail's host ids, to idmap the bind through. */
-int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsigned host_gid, struct jerr *e);
-
 /* FD_GO is, in the command's process, the socket PID 1 says "the root is
  * built" on (one byte; EOF: setup failed). FD_SYNC's number: PID 1 closed
  * that before forking the command. */
@@ -105,6 +91,6 @@ int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsi
  * the seccomp filter loaded (the kernel's work there overlaps PID 1's),
  * then, once FD_GO says the root is built, the working directory and
  * exec. It never returns. */
-void command_exec(const struct proc_plan *p) __attribute__((noreturn));
+void command_exec(const struct forwarded *f) __attribute__((noreturn));
 
 #endif

@@ -1,7 +1,9 @@
-/* The user namespaces a root caller's writable binds are idmapped through:
- * each maps a bind's owner to the jail's unprivileged host ids. A user
- * namespace lives only as long as something holds it, so a throw-away
- * child holds it while the runner opens it. */
+/* User namespaces, on the runner's side: the id maps of the jail's own, and
+ * those a root caller's writable binds are idmapped through, each mapping
+ * a bind's owner to the jail's unprivileged host ids. A user namespace
+ * lives only as long as something holds it, so a throw-away child holds
+ * one while the runner opens it. C, before the Go runtime, as the whole
+ * runner is (runner.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -13,22 +15,41 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jail/stage.h"
+#include "internal/linux/file.h"
+#include "jail/userns.h"
+#include "mount/mount.h"
 
+/* write_map writes /proc/PID/NAME (uid_map, gid_map): one id, inside to
+ * outside. */
 static int write_map(pid_t pid, const char *name, unsigned inside, unsigned outside)
 {
 	char path[64], map[64];
 	snprintf(path, sizeof path, "/proc/%d/%s", pid, name);
 	snprintf(map, sizeof map, "%u %u 1\n", inside, outside);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = write(fd, map, strlen(map));
-	close(fd);
-	return n == (ssize_t)strlen(map) ? 0 : -1;
+	return file_put(path, map);
 }
 
-int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsigned host_gid, struct jerr *e)
+int userns_write_maps(pid_t pid, const struct run_plan *p, struct jerr *e)
+{
+	unsigned host_uid = p->flags & RUN_ROOT ? p->host_uid : (unsigned)geteuid();
+	unsigned host_gid = p->flags & RUN_ROOT ? p->host_gid : (unsigned)getegid();
+	if (!(p->flags & RUN_ROOT)) {
+		/* An unprivileged gid map needs setgroups denied for good. */
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/setgroups", pid);
+		if (file_put(path, "deny") < 0)
+			return jerr_set(e, errno, "write the jail's setgroups");
+	}
+	if (write_map(pid, "uid_map", p->uid, host_uid) < 0)
+		return jerr_set(e, errno, "write the jail's uid_map");
+	if (write_map(pid, "gid_map", p->gid, host_gid) < 0)
+		return jerr_set(e, errno, "write the jail's gid_map");
+	return 0;
+}
+
+/* idmap_userns returns a user namespace mapping a bind's owner to the
+ * jail's host ids, to idmap the bind through. */
+static int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsigned host_gid, struct jerr *e)
 {
 	int hold[2];
 	if (pipe2(hold, O_CLOEXEC) < 0)
@@ -58,4 +79,23 @@ int idmap_userns(unsigned owner_uid, unsigned owner_gid, unsigned host_uid, unsi
 	if (fd < 0)
 		return jerr_set(e, err, "idmap user namespace for uid %u", owner_uid);
 	return fd;
+}
+
+int userns_clone_trees(const struct run_plan *p, int *fds, struct jerr *e)
+{
+	for (uint32_t i = 0; i < p->ntrees; i++) {
+		const struct run_tree *t = &p->trees[i];
+		int userns = -1;
+		if (t->flags & TREE_IDMAP) {
+			userns = idmap_userns(t->owner_uid, t->owner_gid, p->host_uid, p->host_gid, e);
+			if (userns < 0)
+				return -1;
+		}
+		fds[i] = mount_clone_tree(t->path, t->flags & TREE_RO, userns, e);
+		if (userns >= 0)
+			close(userns);
+		if (fds[i] < 0)
+			return -1;
+	}
+	return 0;
 }

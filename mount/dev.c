@@ -1,6 +1,8 @@
 /* The jail's minimal /dev: a small read-only tmpfs holding binds of a few
  * harmless host device nodes, a private devpts instance, a /dev/shm tmpfs and
- * the usual symlinks. No disk, no console, no /dev/mem, no host ptys. */
+ * the usual symlinks. No disk, no console, no /dev/mem, no host ptys. PID 1
+ * runs it as it builds the root: C, as the whole init stage is
+ * (jail/stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

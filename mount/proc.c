@@ -1,6 +1,7 @@
 /* The jail's /proc: a procfs of the jail's own pid namespace, with the files
  * that leak or control the host masked and the control knobs read-only, as
- * runc does. The lists come from proc.go. */
+ * runc does. The lists come from proc.go. PID 1 runs it as it builds the
+ * root: C, as the whole init stage is (jail/stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>

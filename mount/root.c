@@ -1,6 +1,7 @@
 /* The jail's root filesystem: a fresh tmpfs, the plan's mounts on it, then
- * read-only, pivot_root, and the old root detached. Runs in the init stage,
- * inside the new user and mount namespaces, before the Go runtime. */
+ * read-only, pivot_root, and the old root detached. The jail's PID 1 runs
+ * it, inside the new user and mount namespaces: C, as the whole init stage
+ * is (jail/stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>

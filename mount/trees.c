@@ -1,7 +1,8 @@
 /* The bind trees a root caller's jail gets from its runner: the jail runs
  * as an unprivileged host uid that may not reach a source, so the runner,
  * still root, clones each source tree with the jail's attributes and hands
- * it over as an fd (MBIND_FD). */
+ * it over as an fd (MBIND_FD). C, before the Go runtime, as the whole
+ * runner is (jail/runner.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <unistd.h>

@@ -1,34 +1,15 @@
-/* Loading the jail's seccomp filter, the init stage's last step before
- * exec: after it, the command's own calls are all the filter sees. */
+/* Loading the jail's seccomp filter, the command's process's last step
+ * before exec: after it, the command's own calls are all the filter sees.
+ * C, as the whole init stage is (jail/stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "internal/linux/fdpass.h"
 #include "seccomp/sc.h"
-
-/* send_fd passes fd over the unix socket sock. */
-static int send_fd(int sock, int fd)
-{
-	char byte = 'L';
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	memset(&u, 0, sizeof u);
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof fd);
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
-}
 
 int sc_load(uint32_t flags, const void *bpf, size_t len, int sock, struct jerr *e)
 {
@@ -48,7 +29,7 @@ int sc_load(uint32_t flags, const void *bpf, size_t len, int sock, struct jerr *
 		/* The calls the filter hands on wait for the runner: give it
 		 * the listener before any of them can happen. */
 		int listener = (int)r;
-		int ok = send_fd(sock, listener);
+		int ok = fd_send(sock, &listener, 1);
 		int err = errno;
 		close(listener);
 		if (ok < 0)

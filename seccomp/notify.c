@@ -1,6 +1,8 @@
 /* The runner's side of the filter: the calls it hands on are answered
  * here, with the policy's errno (or let through, in audit mode), and each
- * is counted for the status record, with the first call's arguments. */
+ * is counted for the status record, with the first call's arguments. The
+ * runner runs it: C, before the Go runtime, so a run replayed from the
+ * plan cache never starts Go. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/seccomp.h>
@@ -8,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -51,6 +52,48 @@ void sc_report_free(struct sc_report *r)
 	free(r);
 }
 
+/* answers_walk reads the answers (sc.h's layout) into r, or, r NULL, only
+ * walks them; -1 when they are malformed (r then holds what was read, for
+ * sc_report_free). */
+static int answers_walk(struct wire *w, struct sc_report *r)
+{
+	uint32_t default_errno = wire_u32(w), n = wire_u32(w);
+	/* Each answer takes at least 12 bytes of the plan: a count beyond
+	 * what is left is malformed, before anything is allocated for it. */
+	if (w->bad || n > 100000 || n > (size_t)(w->end - w->p) / 12)
+		return -1;
+	if (r) {
+		r->default_errno = default_errno;
+		if (!(r->answers = calloc(n + 1, sizeof *r->answers)))
+			return -1;
+		r->nanswers = n;
+	}
+	for (uint32_t i = 0; i < n && !w->bad; i++) {
+		struct answer a = {0};
+		struct cond conds[6];
+		a.nr = (int32_t)wire_u32(w);
+		a.errno_ = wire_u32(w);
+		a.nconds = wire_u32(w);
+		if (a.nconds > 6)
+			return -1;
+		for (uint32_t c = 0; c < a.nconds; c++) {
+			conds[c].index = wire_u32(w);
+			conds[c].op = wire_u32(w);
+			conds[c].value = wire_u64(w);
+			conds[c].mask = wire_u64(w);
+		}
+		if (!r)
+			continue;
+		if (!(a.conds = calloc(a.nconds + 1, sizeof *a.conds)))
+			return -1;
+		memcpy(a.conds, conds, a.nconds * sizeof *a.conds);
+		r->answers[i] = a;
+	}
+	return w->bad ? -1 : 0;
+}
+
+int sc_answers_check(struct wire *w) { return answers_walk(w, NULL); }
+
 struct sc_report *sc_report_new(struct wire *w, uint32_t flags, struct jerr *e)
 {
 	struct sc_report *r = calloc(1, sizeof *r);
@@ -59,58 +102,12 @@ struct sc_report *sc_report_new(struct wire *w, uint32_t flags, struct jerr *e)
 		return NULL;
 	}
 	r->flags = flags;
-	r->default_errno = wire_u32(w);
-	r->nanswers = wire_u32(w);
-	/* Each answer takes at least 12 bytes of the plan: a count beyond
-	 * what is left is malformed, before anything is allocated for it. */
-	if (w->bad || r->nanswers > 100000 || r->nanswers > (size_t)(w->end - w->p) / 12 ||
-	    !(r->answers = calloc(r->nanswers + 1, sizeof *r->answers))) {
-		jerr_set(e, 0, "seccomp answers: malformed");
-		r->nanswers = 0;
-		sc_report_free(r);
-		return NULL;
-	}
-	for (uint32_t i = 0; i < r->nanswers && !w->bad; i++) {
-		struct answer *a = &r->answers[i];
-		a->nr = (int32_t)wire_u32(w);
-		a->errno_ = wire_u32(w);
-		a->nconds = wire_u32(w);
-		if (a->nconds > 6 || !(a->conds = calloc(a->nconds + 1, sizeof *a->conds))) {
-			w->bad = 1;
-			break;
-		}
-		for (uint32_t c = 0; c < a->nconds; c++) {
-			a->conds[c].index = wire_u32(w);
-			a->conds[c].op = wire_u32(w);
-			a->conds[c].value = wire_u64(w);
-			a->conds[c].mask = wire_u64(w);
-		}
-	}
-	if (w->bad) {
+	if (answers_walk(w, r) < 0) {
 		jerr_set(e, 0, "seccomp answers: malformed");
 		sc_report_free(r);
 		return NULL;
 	}
 	return r;
-}
-
-int sc_recv_listener(int sock)
-{
-	char byte;
-	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
-		return -1;
-	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-	if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
-		return -1;
-	int fd;
-	memcpy(&fd, CMSG_DATA(c), sizeof fd);
-	return fd;
 }
 
 static int holds(const struct cond *c, const uint64_t *args)

@@ -27,7 +27,8 @@ enum { SC_OP_EQ = 1, SC_OP_NE, SC_OP_LT, SC_OP_LE, SC_OP_GT, SC_OP_GE, SC_OP_MAS
  * must be the last setup step before exec. */
 int sc_load(uint32_t flags, const void *bpf, size_t len, int sock, struct jerr *e);
 
-/* The runner's side. */
+/* The runner's side. The listener comes over a unix socket
+ * (internal/linux/fdpass.h). */
 struct sc_report;
 
 /* sc_report_new reads the answers from the plan (u32 default errno, u32
@@ -35,11 +36,12 @@ struct sc_report;
  * op, u64 value, u64 mask). */
 struct sc_report *sc_report_new(struct wire *answers, uint32_t flags, struct jerr *e);
 
+/* sc_answers_check walks the answers as sc_report_new reads them, without
+ * keeping them: -1 when they are malformed. */
+int sc_answers_check(struct wire *answers);
+
 /* sc_report_free frees what sc_report_new made. */
 void sc_report_free(struct sc_report *r);
-
-/* sc_recv_listener takes the listener fd the init stage sent on sock. */
-int sc_recv_listener(int sock);
 
 /* sc_handle answers one handed call waiting on the listener; it returns
  * -1 once the listener is gone (every process of the jail has exited). */

@@ -1,6 +1,8 @@
-/* Init-stage errors: one line, "what failed: why", sent to the parent over
- * the error pipe and printed there. The first byte says what kind of failure
- * it is, so the parent can pick the exit status. */
+/* The C side's errors: one line, "what failed: why". The init stage sends
+ * it to the runner over the error pipe (jail/init.c's stage_error), whose
+ * first byte says what kind of failure it is, so the runner can pick the
+ * exit status; the runner prints its own (jail/report.c). C, for the code
+ * that runs before the Go runtime. */
 #ifndef JAIL_ERR_H
 #define JAIL_ERR_H
 

@@ -1,6 +1,8 @@
-/* The plan's wire format, read side: the Go parent writes it (wire.go), the
- * init stage reads it here without copying. Every read is bounds-checked; a
- * short or malformed plan sets bad and yields zeros and empty strings. */
+/* The plan's wire format, read side: the Go planner writes it (wire.go),
+ * the runner and the init stage read it here without copying (and the
+ * runner writes its per-run tail in the same format: jail/runplan.c). C,
+ * as both run before the Go runtime. Every read is bounds-checked; a short
+ * or malformed plan sets bad and yields zeros and empty strings. */
 #ifndef JAIL_WIRE_H
 #define JAIL_WIRE_H
 

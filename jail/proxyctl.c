@@ -1,28 +1,69 @@
-/* The allowlist proxy's lifecycle, on the runner's side: started on the
- * jail's first connection, in the run's cgroup from birth, holding none of
- * the caller's files, and unable to outlive the runner; its report read
- * as it goes; stopped at the end. C, as the runner is: a replayed run
- * never starts Go, and the proxy (Go, proxy/) starts only when needed. */
+/* The allowlist proxy's lifecycle: PID 1 makes its listeners in the jail's
+ * network namespace and sends them to the runner (proxy_listeners); the
+ * runner starts the proxy on the first connection, in the run's cgroup
+ * from birth, holding none of the caller's files, and unable to outlive
+ * the runner; reads its report as it goes; and stops it at the end. C, as
+ * the runner and PID 1 are: a replayed run never starts Go, and the proxy
+ * (Go, proxy/) starts only when needed. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jail/proxy.h"
-#include "jail/runplan.h"
+#include "internal/linux/fdpass.h"
+#include "jail/proxyctl.h"
+#include "jail/runlimits.h"
+#include "jail/runner.h"
+#include "jail/selfexec.h"
 #include "jail/stage.h"
 
 /* The proxy's fds, as proxy/proxy.go reads them. */
 enum { PX_HTTP = 3, PX_SOCKS, PX_REPORT, PX_CONFIG, PX_LIFELINE, PX_NFDS = 5 };
+
+/* listen_on makes a listening TCP socket on 127.0.0.1:port. */
+static int listen_on(int port, struct jerr *e)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return jerr_set(e, errno, "proxy: socket");
+	int one = 1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    listen(s, 128) < 0) {
+		int err = errno;
+		close(s);
+		return jerr_set(e, err, "proxy: listen on 127.0.0.1:%d in the jail", port);
+	}
+	return s;
+}
+
+int proxy_listeners(int sock, struct jerr *e)
+{
+	int fds[2];
+	if ((fds[0] = listen_on(PROXY_HTTP_PORT, e)) < 0)
+		return -1;
+	if ((fds[1] = listen_on(PROXY_SOCKS_PORT, e)) < 0) {
+		close(fds[0]);
+		return -1;
+	}
+	int r = fd_send(sock, fds, 2);
+	int err = errno;
+	close(fds[0]);
+	close(fds[1]);
+	return r == 0 ? 0 : jerr_set(e, err, "proxy: hand the listeners to jail");
+}
 
 /* child_fail tells the runner, on the report pipe, why the proxy could
  * not start, and ends the child: the jail then has no network at all. */
@@ -39,11 +80,12 @@ static void child_fail(int report, const char *what)
  * cgroup first (v1: nothing of the proxy runs outside it; v2 was born
  * there), then /dev/null for stdin, stdout and stderr (the caller's files
  * stay the caller's: a proxy holding them would keep a caller reading to
- * EOF waiting; what it says goes on its report pipe), its fds and nothing else,
- * and the parent-death signal, checked against the runner's pid after it
- * is set, as it must be: a runner that died before would never send it. */
+ * EOF waiting; what it says goes on its report pipe), its fds and nothing
+ * else, no new privileges, every signal at its default. */
 static void child(const struct cg_run *cg, const int *high, pid_t runner)
 {
+	static char *const argv[] = {"jail-proxy", NULL};
+	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
 	int report = high[PX_REPORT - PX_HTTP];
 	struct jerr e;
 	if (!cg->v2 && cg->n && cg_join(cg, 0, &e) < 0)
@@ -51,32 +93,25 @@ static void child(const struct cg_run *cg, const int *high, pid_t runner)
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		child_fail(report, "stdio");
-	for (int i = 0; i < PX_NFDS; i++)
-		if (dup2(high[i], PX_HTTP + i) < 0)
-			child_fail(report, "fds");
+	if (selfexec_fds(high, PX_NFDS, PX_HTTP) < 0)
+		child_fail(report, "fds");
 	if (close_fds_from(PX_LIFELINE + 1, NULL, 0) < 0 || chdir("/") < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(PX_REPORT, "close fds, chdir, no_new_privs");
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int sig = 1; sig < 32; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			signal(sig, SIG_DFL);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != runner)
-		_exit(125);
-	static char *const argv[] = {"jail-proxy", NULL};
-	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
-	execve("/proc/self/exe", argv, envp);
+	sigset_t all;
+	sigfillset(&all);
+	selfexec(argv, envp, &all, runner);
 	child_fail(PX_REPORT, "exec");
 }
 
-int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
+/* proxy_start starts the proxy on the listeners, with config (JSON) on a
+ * pipe, in the run's cgroup cg; it returns the report pipe's read end, or
+ * -1 when it could not even fork. The listeners are the proxy's, or
+ * closed, either way. */
+static int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
 {
 	int rep[2] = {-1, -1}, cfg[2] = {-1, -1}, life[2] = {-1, -1}, high[PX_NFDS];
-	int ok = 0;
+	int ok = 0, raised = 0;
 	size_t n = strlen(config);
-	for (int i = 0; i < PX_NFDS; i++)
-		high[i] = -1;
 	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(cfg, O_CLOEXEC) < 0 || pipe2(life, O_CLOEXEC) < 0)
 		goto out;
 	/* The configuration fits the pipe (it is small, bounded by the
@@ -88,9 +123,9 @@ int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
 	cfg[1] = -1;
 	/* Above every number the child dup2s onto, so none clobbers another. */
 	int src[PX_NFDS] = {px->http, px->socks, rep[1], cfg[0], life[0]};
-	for (int i = 0; i < PX_NFDS; i++)
-		if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 16)) < 0)
-			goto out;
+	if (fds_above(src, PX_NFDS, 16, high) < 0)
+		goto out;
+	raised = 1;
 	/* A fork that the runner waits on until it execs (CLONE_VFORK), not
 	 * a vfork: the child does real work (the v1 cgroup move). On v2 it
 	 * is born in the run's cgroup. */
@@ -110,9 +145,8 @@ int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
 		ok = 1;
 	}
 out:
-	for (int i = 0; i < PX_NFDS; i++)
-		if (high[i] >= 0)
-			close(high[i]);
+	for (int i = 0; raised && i < PX_NFDS; i++)
+		close(high[i]);
 	int fds[] = {rep[1], cfg[0], cfg[1], life[0], px->http, px->socks};
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)
@@ -129,6 +163,37 @@ out:
 	 * exec): the proxy reads EOF on it the moment the runner is gone. */
 	px->lifeline = life[1];
 	return rep[0];
+}
+
+void on_proxy_listeners(struct runner *r, short revents)
+{
+	struct proxy *px = &r->px;
+	int fds[2];
+	if (fd_recv(px->net, fds, 2) == 0)
+		px->http = fds[0], px->socks = fds[1];
+	close(px->net);
+	px->net = -1;
+}
+
+/* Without the proxy the allowlist is no network at all: the run goes on. */
+void on_proxy_connect(struct runner *r, short revents)
+{
+	r->px.report = proxy_start(&r->px, r->plan->net_config, &r->cg);
+	if (r->px.report < 0)
+		r->o.fatal = "could not start the allowlist proxy (fork)";
+	if (r->o.fatal)
+		kill_jail(r);
+}
+
+/* The proxy ended before the jail: the jail has no network from now; the
+ * record says so. */
+void on_proxy_report(struct runner *r, short revents)
+{
+	if (proxy_read(&r->px, r->px.report))
+		return;
+	close(r->px.report);
+	r->px.report = -1;
+	r->px.failed = 1;
 }
 
 /* take keeps a whole line the proxy wrote: its report (JSON fields of
@@ -188,8 +253,12 @@ int proxy_read(struct proxy *px, int fd)
 	return 1;
 }
 
-void proxy_stop(struct proxy *px, int fd)
+void proxy_stop(struct proxy *px)
 {
+	int fd = px->report;
+	if (px->http >= 0)
+		close(px->http), close(px->socks);
+	px->http = px->socks = -1;
 	if (!px->pid)
 		return;
 	kill(px->pid, SIGTERM);
@@ -208,6 +277,7 @@ void proxy_stop(struct proxy *px, int fd)
 		px->incomplete = 1; /* killed in the middle of a line */
 	if (fd >= 0)
 		close(fd);
+	px->report = -1;
 	if (px->lifeline >= 0)
 		close(px->lifeline);
 	px->lifeline = -1;

@@ -1,0 +1,134 @@
+/* Every way the jail binary is entered, in one table. A constructor runs
+ * before main and before the Go runtime: started by jail itself (the
+ * _JAIL_STAGE variable), it runs the stage it is told and never returns
+ * to Go, but for the proxy, which is Go's (jail/proxystage.go, before
+ * main); started by a caller, it replays a cached plan for exactly this
+ * invocation, if there is one, and otherwise returns: Go takes over and
+ * plans, and comes back here as the runner, which keeps the plan for next
+ * time. Go's main (main.go) then tells two more modes apart: jail-sh, or
+ * `jail sh`, the login shell (shMain), and the urfave/cli app, whose
+ * default command plans a run (jail/run.go's Plan.Exec). C, because the
+ * runner and the init stage must run before the Go runtime starts. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jail/monotonic.h"
+#include "jail/runner.h"
+#include "jail/runplan.h"
+#include "jail/stage.h"
+#include "plancache/plancache.h"
+
+/* command_after is the command: what follows the first "--" of argv. */
+static char **command_after(char **argv)
+{
+	for (char **a = argv + 1; a && *a; a++)
+		if (strcmp(*a, "--") == 0)
+			return a[1] ? a + 1 : NULL;
+	return NULL;
+}
+
+/* status_flag notes --status-json's value, the last one, as Go would. */
+static void status_flag(void *ctx, const char *name, size_t n, const char *value)
+{
+	if (n == 11 && strncmp(name, "status-json", n) == 0)
+		*(const char **)ctx = value;
+}
+
+/* enter_caller replays the plan cached for this invocation (plancache/),
+ * or returns for Go to plan. */
+static void enter_caller(char **argv, uint64_t started)
+{
+	char **cmd = command_after(argv);
+	size_t len;
+	unsigned char *plan = cmd ? plancache_load(argv, &len) : NULL;
+	struct run_plan p;
+	struct jerr e = {0};
+	const char *status_to = NULL;
+	if (!plan || runplan_decode(plan, len, &p, &e) < 0)
+		return;
+	/* An empty --status-json is the Go side's to refuse (the key leaves
+	 * the flag out, so a plan may be cached). */
+	if (plancache_args(argv, status_flag, &status_to) == 0 && (!status_to || status_to[0])) {
+		p.cached = 1;
+		runner_main(&p, cmd, status_to ? status_to : "", started);
+	}
+	runplan_free(&p); /* the plan itself points into plancache's buffer */
+}
+
+/* enter_run is the runner for a run planned by the Go side (jail/run.go's
+ * Plan.Exec): the plan is in a sealed memfd, whose fd _JAIL_RUNPLAN
+ * names, after the start time and where the status record goes. */
+static void enter_run(char **argv, uint64_t started)
+{
+	const char *fdv = getenv("_JAIL_RUNPLAN");
+	char **cmd = command_after(argv);
+	struct jerr e = {0};
+	struct handoff h;
+	struct run_plan plan;
+	(void)started; /* Go's start, in the hand-over, is the run's */
+	if (!cmd) {
+		dprintf(2, "jail: the runner got no plan\n");
+		_exit(125);
+	}
+	if (handoff_read(fdv ? atoi(fdv) : -1, &h, &e) < 0) {
+		dprintf(2, "jail: %s\n", e.msg);
+		_exit(125);
+	}
+	unsetenv("_JAIL_STAGE");
+	unsetenv("_JAIL_RUNPLAN");
+	if (runplan_decode(h.plan, h.plan_len, &plan, &e) < 0) {
+		dprintf(2, "jail: %s\n", e.msg);
+		_exit(125);
+	}
+	/* Kept for the next identical invocation, which then runs without
+	 * starting Go: only a plan the decoder took. */
+	plancache_store(argv, h.plan, h.plan_len, h.deps, h.deps_len);
+	runner_main(&plan, cmd, h.status_to, h.started);
+}
+
+/* enter_init is the init stage, started by the runner (selfexec.c). */
+static void enter_init(char **argv, uint64_t started) { _exit(init_stage()); }
+
+/* enter_userns holds a user namespace open, for jail check's probe
+ * (preflight/userns.go), until stdin ends. */
+static void enter_userns(char **argv, uint64_t started)
+{
+	char c;
+	for (;;) {
+		ssize_t r = read(0, &c, 1);
+		if (r == 0 || (r < 0 && errno != EINTR))
+			_exit(0);
+	}
+}
+
+/* The ways in, by _JAIL_STAGE. enter NULL: Go's main takes it. */
+static const struct {
+	const char *stage; /* NULL: not set, a caller's invocation */
+	void (*enter)(char **argv, uint64_t started);
+} entries[] = {
+	{NULL, enter_caller},    /* a cached plan replayed, or Go plans */
+	{"run", enter_run},      /* the runner (runner.c), for a plan Go made */
+	{"init", enter_init},    /* the init stage (init.c), then the jail's PID 1 (pid1.c) */
+	{"userns", enter_userns}, /* jail check's user namespace probe */
+	{"proxy", NULL},         /* the allowlist proxy (proxyctl.c starts it): Go's, jail/proxystage.go */
+};
+
+__attribute__((constructor)) static void jail_entry(int argc, char **argv, char **envp)
+{
+	uint64_t started = monotonic_ns();
+	const char *stage = getenv("_JAIL_STAGE");
+	(void)argc;
+	(void)envp;
+	for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+		if (stage ? !entries[i].stage || strcmp(stage, entries[i].stage) != 0 : entries[i].stage != NULL)
+			continue;
+		if (entries[i].enter)
+			entries[i].enter(argv, started);
+		return;
+	}
+	_exit(125);
+}

@@ -1,0 +1,53 @@
+/* The allowlist proxy's lifecycle (proxyctl.c): PID 1 makes its listeners
+ * in the jail's network namespace and hands them to the runner; the proxy
+ * itself, Go (proxy/), is started by the runner on the first connection
+ * only, so a run that makes none pays nothing for it; it reports as it
+ * goes, one line of JSON fields at a time, and is stopped at the end. */
+#ifndef JAIL_PROXYCTL_H
+#define JAIL_PROXYCTL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "internal/wire/err.h"
+
+struct runner;
+
+struct proxy {
+	int net;         /* the socket PID 1 sends the listeners on (stage.h's FD_NET), or -1 */
+	int http, socks; /* the listeners, until the proxy takes them */
+	int report;      /* the proxy's report pipe, while it runs */
+	pid_t pid;
+	int lifeline; /* the write end of the proxy's lifeline: its EOF is the runner's end */
+	char line[262144], last[262144]; /* the line being read, the last whole report */
+	size_t len;
+	int overlong;   /* the line being read does not fit: it is dropped */
+	int incomplete; /* a report was dropped: the record's may be an older one */
+	int failed;     /* the proxy could not start, or ended before the jail */
+	char note[1024]; /* what the proxy said that is not a report (why it failed) */
+};
+
+/* proxy_listeners, in PID 1, makes the proxy's two listening sockets on
+ * the jail's loopback (HTTP, SOCKS5) and sends them over sock to the
+ * runner, which serves them from the host's side. */
+int proxy_listeners(int sock, struct jerr *e);
+
+/* on_proxy_listeners takes the listeners PID 1 sent; EOF: it made none
+ * (it failed, and says why on the error pipe). */
+void on_proxy_listeners(struct runner *r, short revents);
+
+/* on_proxy_connect is the first connection: the proxy starts, and takes
+ * it (and the rest) from the listeners. */
+void on_proxy_connect(struct runner *r, short revents);
+
+/* on_proxy_report takes what the proxy wrote on its report pipe. */
+void on_proxy_report(struct runner *r, short revents);
+
+/* proxy_read takes what the proxy wrote on fd; 0 at its end. */
+int proxy_read(struct proxy *px, int fd);
+
+/* proxy_stop asks the proxy for its last report (SIGTERM, 1 s), then ends
+ * it, and closes what is left of it. */
+void proxy_stop(struct proxy *px);
+
+#endif
