@@ -13,6 +13,7 @@ package jail
 #include "jail/json.h"
 #include "jail/proxyctl.h"
 #include "jail/runplan.h"
+#include "jail/stage.h"
 #include "seccomp/sc.h"
 
 // proxy_lines reads what the proxy wrote (fd, to its EOF) as the runner
@@ -109,6 +110,22 @@ import (
 	"os"
 	"time"
 	"unsafe"
+)
+
+// The plan's flag bits, as the C headers define them, for the boundary
+// test's expectations (a _test.go file cannot use cgo).
+const (
+	procNewSession = C.PROC_NEW_SESSION
+	procDropGroups = C.PROC_DROP_GROUPS
+	procHostNet    = C.PROC_HOST_NET
+	procAllowlist  = C.PROC_ALLOWLIST
+	treeReadOnly   = C.TREE_RO
+	treeIDMap      = C.TREE_IDMAP
+	scLoad         = C.SC_LOAD
+	scNotify       = C.SC_NOTIFY
+	scAudit        = C.SC_AUDIT
+	scQuiet        = C.SC_QUIET
+	scCompiled     = C.SC_COMPILED
 )
 
 // runPlanView is what the runner read from a run plan, field by field.
