@@ -16,7 +16,7 @@ import (
 )
 
 // Record is one run's line: who ran what, where and when, then the run's
-// status record (the runner writes both, audit_line in runner.c).
+// status record (the runner writes both, audit_line in jail/report.c).
 type Record struct {
 	Time        time.Time `json:"time"`   // when the run ended, UTC, to the millisecond
 	RunID       string    `json:"run_id"` // 16 hex digits, random

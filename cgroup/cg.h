@@ -17,7 +17,8 @@
 #define CG_OWN 4u /* v2: the one dir is relative to the runner's own cgroup */
 #define CG_PIDS_KILL 8u /* the run ends when the process limit refuses a fork */
 
-/* Controllers, as place.go's Controllers. */
+/* Controllers: the bits of a plan's controller set (place.go reads them
+ * through cgo as Controllers). */
 #define CG_MEMORY 1u
 #define CG_PIDS 2u
 #define CG_CPU 4u
@@ -25,11 +26,11 @@
 
 #define CG_MAX_DIRS 4
 
-/* The unified hierarchy's mount point, as place.go's. */
+/* The unified hierarchy's mount point (place.go's MountPoint reads it). */
 #define CG_UNIFIED "/sys/fs/cgroup"
 
 /* The leaf of its delegated cgroup the runner moves to (place.go's
- * RunnerLeaf). */
+ * RunnerLeaf reads it). */
 #define CG_RUNNER_LEAF "jail.runner"
 
 struct cg_plan {

@@ -99,8 +99,9 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	mounts.Encode(&w)
 	w.End(m)
 
-	// The process section's fixed part, as init.c's decode_proc reads it;
-	// the runner adds this run's command, environment and umask.
+	// The process section's fixed part, as runplan.c's decode_proc reads
+	// it; the runner forwards it with a tail of this run's command,
+	// environment and umask (forward_encode).
 	prefix := w.Begin()
 	w.U32(bit(cfg.NewSession, C.PROC_NEW_SESSION) | bit(ids.root, C.PROC_DROP_GROUPS) | bit(cfg.Network.Mode == "host", C.PROC_HOST_NET) |
 		bit(cfg.Network.Mode == "allowlist", C.PROC_ALLOWLIST))

@@ -27,7 +27,7 @@ import (
 	"jail/plancache"
 )
 
-// The runner's stage variables (init.c reads them).
+// The runner's stage variables (entry.c reads them).
 const (
 	stageRunEnv  = C.JAIL_STAGE_ENV + "run"
 	runPlanFDEnv = "_JAIL_RUNPLAN="

@@ -33,7 +33,7 @@ func (e *SetupError) Error() string { return e.Msg }
 // Status is the status record: one JSON object per run that tells the
 // caller (an agent platform) exactly what happened. It is a contract:
 //
-//   - The runner writes it (runner.c's status_record, with the proxy's
+//   - The runner writes it (report.c's status_record, with the proxy's
 //     network fields and Go's planned limits and secrets spliced in); Go
 //     writes it only when jail fails before the runner starts (NewStatus).
 //     --status-json, sandbox.Run and each audit log line carry it.

@@ -5,8 +5,8 @@ package jail
 // jail is Config.HostUID/HostGID, and each writable bind is idmapped so that
 // the jail works on its owner's files, and what it writes there is the
 // owner's (never root's: mount.Prepare refuses root-owned writable binds).
-// The runner (runner.c) writes the maps and makes the idmap namespaces
-// (userns.c); this side only decides the ids.
+// The runner writes the maps and makes the idmap namespaces (userns.c);
+// this side only decides the ids.
 
 import (
 	"errors"

@@ -72,7 +72,7 @@ func TestServerName(t *testing.T) {
 // TestReportBounded: however a jail names what it asks for (control bytes,
 // quotes, HTML characters that JSON escapes six-fold), a report line with
 // every entry the record keeps stays under what the runner reads (256
-// KiB, jail/proxy.h): a longer one is dropped, and with it the record of
+// KiB, jail/proxyctl.h): a longer one is dropped, and with it the record of
 // the jail's connections.
 func TestReportBounded(t *testing.T) {
 	r, w, err := os.Pipe()

@@ -1,8 +1,10 @@
-// Package seccomp owns the jail's seccomp filter: its policy, compiled to
-// BPF in the parent with libseccomp (linked statically), loaded by the init
-// stage as the last step before exec. This first part only asks what the
-// kernel and the linked libseccomp support; the policy comes with the
-// seccomp issue.
+// Package seccomp owns the jail's seccomp filter: its policy model
+// (policy.go, groups.go, the OCI importer oci.go; the TOML policy language
+// is policyfile/), compiled to BPF in the parent with libseccomp (linked
+// statically, compile.go, cached by cache.go), loaded by the command's
+// process as the last step before exec (load.c), and the runner's answers
+// to what a notify rule hands it (notify.c). This file asks what the kernel
+// and the linked libseccomp support.
 package seccomp
 
 import (

@@ -127,5 +127,5 @@ func leaks(before, after snapshot) []string {
 	return out
 }
 
-// planCap is the plan cache's bound (plancache's maxEntries).
+// planCap is the plan cache's bound (plancache/store.c's MAX_ENTRIES).
 const planCap = 64
