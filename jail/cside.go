@@ -8,6 +8,7 @@ package jail
 // json_str.
 
 /*
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "jail/json.h"
@@ -86,6 +87,23 @@ static const char *strs_at(struct wire w, uint32_t i)
 			return s;
 	}
 	return NULL;
+}
+
+// handoff_check reads the hand-over at fd as the runner does (it closes
+// fd), and says whether it took it and the plan's and deps' lengths.
+static int handoff_check(int fd, size_t *plan_len, size_t *deps_len, char *err, size_t errlen)
+{
+	struct handoff h;
+	struct jerr e = {0};
+	int rc = handoff_read(fd, &h, &e);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", e.msg);
+		return rc;
+	}
+	*plan_len = h.plan_len;
+	*deps_len = h.deps_len;
+	free(h.buf);
+	return 0;
 }
 
 // json_string is json_str into a malloc'd buffer.
@@ -203,6 +221,17 @@ func forwardEncode(plan []byte, argv, env []string, umask uint32) ([]byte, error
 	}
 	defer C.free(unsafe.Pointer(out))
 	return C.GoBytes(unsafe.Pointer(out), C.int(n)), nil
+}
+
+// handoffRead runs the runner's hand-over reader on the memfd fd (which
+// it closes): the plan's and the deps' lengths it found.
+func handoffRead(fd int) (planLen, depsLen int, err error) {
+	var pl, dl C.size_t
+	var msg [256]C.char
+	if C.handoff_check(C.int(fd), &pl, &dl, &msg[0], C.size_t(len(msg))) < 0 {
+		return 0, 0, errors.New(C.GoString(&msg[0]))
+	}
+	return int(pl), int(dl), nil
 }
 
 // forwardDecode runs the init stage's decoder on b (what follows the

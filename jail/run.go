@@ -47,7 +47,10 @@ func (p *Plan) Exec(args []string, statusTo string, started time.Time, cache pla
 		return err
 	}
 	env := append(callerEnv(), stageRunEnv, runPlanFDEnv+strconv.Itoa(fd))
-	err = syscall.Exec("/proc/self/exe", args, env)
+	// Across this exec only: the runner reads and closes it.
+	if _, err = unix.FcntlInt(uintptr(fd), unix.F_SETFD, 0); err == nil {
+		err = syscall.Exec("/proc/self/exe", args, env)
+	}
 	unix.Close(fd)
 	return fmt.Errorf("start the runner: %w", err)
 }
@@ -84,7 +87,10 @@ func (p *Plan) memfd(statusTo string, started time.Time, cache plancache.Deps) (
 	w.Str(statusTo)
 	w.Bytes(p.Data)
 	w.Bytes(deps.Data())
-	fd, err := unix.MemfdCreate("jail-plan", unix.MFD_ALLOW_SEALING)
+	// Close-on-exec: it holds the plan's environment (secrets too), and
+	// a library caller's other children must not inherit it while a jail
+	// runs.
+	fd, err := unix.MemfdCreate("jail-plan", unix.MFD_ALLOW_SEALING|unix.MFD_CLOEXEC)
 	if err == nil {
 		_, err = unix.Pwrite(fd, w.Data(), 0)
 		if err == nil {
@@ -156,7 +162,6 @@ func RunStatus(ctx context.Context, cfg Config, opts PlanOptions, stdio Stdio) (
 		return nil, err
 	}
 	runPlan := os.NewFile(uintptr(fd), "jail-plan")
-	defer runPlan.Close()
 	cmd := exec.CommandContext(ctx, "/proc/self/exe", append([]string{"--"}, cfg.Argv...)...)
 	cmd.Args[0] = "jail"
 	cmd.Stdin, cmd.Stdout = stdio.Stdin, stdio.Stdout
@@ -174,6 +179,7 @@ func RunStatus(ctx context.Context, cfg Config, opts PlanOptions, stdio Stdio) (
 	cmd.Env = append(callerEnv(), stageRunEnv, runPlanFDEnv+"4")
 	err = cmd.Start()
 	w.Close()
+	runPlan.Close() // the runner has its own copy now
 	if err != nil {
 		return nil, fmt.Errorf("start the runner: %w", err)
 	}
