@@ -43,20 +43,26 @@ static void status_flag(void *ctx, const char *name, size_t n, const char *value
 static void enter_caller(char **argv, uint64_t started)
 {
 	char **cmd = command_after(argv);
-	size_t len;
-	unsigned char *plan = cmd ? plancache_load(argv, &len) : NULL;
+	size_t len = 0;
+	const unsigned char *plan = NULL;
+	unsigned char *entry = cmd ? plancache_load(argv, &plan, &len) : NULL;
 	struct run_plan p;
 	struct jerr e = {0};
 	const char *status_to = NULL;
-	if (!plan || runplan_decode(plan, len, &p, &e) < 0)
+	if (!entry)
 		return;
-	/* An empty --status-json is the Go side's to refuse (the key leaves
-	 * the flag out, so a plan may be cached). */
-	if (plancache_args(argv, status_flag, &status_to) == 0 && (!status_to || status_to[0])) {
-		p.cached = 1;
-		runner_main(&p, cmd, status_to ? status_to : "", started);
+	if (runplan_decode(plan, len, &p, &e) == 0) {
+		/* An empty --status-json is the Go side's to refuse (the key
+		 * leaves the flag out, so a plan may be cached). */
+		if (plancache_args(argv, status_flag, &status_to) == 0 && (!status_to || status_to[0])) {
+			p.cached = 1;
+			runner_main(&p, cmd, status_to ? status_to : "", started);
+		}
+		runplan_free(&p);
 	}
-	runplan_free(&p); /* the plan itself points into plancache's buffer */
+	/* Not replayed: nothing of the entry stays in the Go process that
+	 * plans instead (it may be megabytes). */
+	free(entry);
 }
 
 /* enter_run is the runner for a run planned by the Go side (jail/run.go's

@@ -166,7 +166,7 @@ int handoff_read(int fd, struct handoff *h, struct jerr *e)
 	h->status_to = wire_str(&w);
 	h->plan = (const unsigned char *)wire_bytes(&w, &h->plan_len);
 	h->deps = wire_bytes(&w, &h->deps_len);
-	if (w.bad || magic != HANDOFF_MAGIC) {
+	if (w.bad || w.p != w.end || magic != HANDOFF_MAGIC) {
 		free(h->buf);
 		h->buf = NULL;
 		return jerr_set(e, 0, "the runner got a malformed plan");

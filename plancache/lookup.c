@@ -15,7 +15,11 @@
 
 void pc_dep_read(struct wire *w, struct pc_dep *d)
 {
-	*d = (struct pc_dep){.path = wire_str(w), .present = wire_u32(w)};
+	/* In the order they are on the wire: an initializer's side effects
+	 * have none in C. */
+	*d = (struct pc_dep){0};
+	d->path = wire_str(w);
+	d->present = wire_u32(w);
 	if (d->present > 1)
 		w->bad = 1;
 	if (!d->present || w->bad)
@@ -102,10 +106,10 @@ miss:
 	return NULL;
 }
 
-unsigned char *plancache_load(char **argv, size_t *len)
+unsigned char *plancache_load(char **argv, const unsigned char **plan, size_t *len)
 {
-	const char *plan;
-	/* The plan stays where it is, in the entry's buffer: the runner
-	 * reads it in place, and never returns. */
-	return pc_load(PC_RUN, argv, &plan, len) ? (unsigned char *)plan : NULL;
+	const char *p = NULL;
+	unsigned char *buf = pc_load(PC_RUN, argv, &p, len);
+	*plan = (const unsigned char *)p;
+	return buf;
 }

@@ -18,11 +18,13 @@ typedef void (*plancache_arg_fn)(void *ctx, const char *name, size_t n, const ch
  * never cached. */
 int plancache_args(char **argv, plancache_arg_fn fn, void *ctx);
 
-/* plancache_load returns the run plan cached for this invocation (argv up
- * to "--", the caller, its working directory, the jail binary), or NULL
- * when there is none, or it is not the caller's own, or anything it was
- * planned from has changed since. *len is the plan's length. */
-unsigned char *plancache_load(char **argv, size_t *len);
+/* plancache_load finds the run plan cached for this invocation (argv up
+ * to "--", the caller, its working directory, the jail binary): *plan and
+ * *len are the plan, inside the returned buffer, which the caller frees
+ * when it does not replay it (Go plans instead). NULL when there is none,
+ * or it is not the caller's own, or anything it was planned from has
+ * changed since. */
+unsigned char *plancache_load(char **argv, const unsigned char **plan, size_t *len);
 
 /* plancache_store keeps plan, which Go planned for this invocation, for the
  * next identical one. deps (dlen bytes) are the files it was planned from,

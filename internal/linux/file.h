@@ -30,6 +30,10 @@ static inline int file_put(const char *path, const char *s)
  * fit is left out); the bytes read, or -1 (errno) with buf empty. */
 static inline ssize_t file_get(const char *path, char *buf, size_t size)
 {
+	if (size == 0) {
+		errno = EINVAL;
+		return -1;
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		buf[0] = 0;
