@@ -38,10 +38,21 @@ static void status_flag(void *ctx, const char *name, size_t n, const char *value
 		*(const char **)ctx = value;
 }
 
+/* go_mode says whether argv is one of Go's own modes, whose arguments are
+ * never a jail invocation: jail-sh's are a shell's (main.go), even when
+ * the same words would name a cached plan. */
+static int go_mode(char **argv)
+{
+	const char *slash = argv[0] ? strrchr(argv[0], '/') : NULL;
+	return argv[0] && strcmp(slash ? slash + 1 : argv[0], "jail-sh") == 0;
+}
+
 /* enter_caller replays the plan cached for this invocation (plancache/),
  * or returns for Go to plan. */
 static void enter_caller(char **argv, uint64_t started)
 {
+	if (go_mode(argv))
+		return;
 	char **cmd = command_after(argv);
 	size_t len = 0;
 	const unsigned char *plan = NULL;
