@@ -81,7 +81,7 @@ static void enter_caller(char **argv, uint64_t started)
  * names, after the start time and where the status record goes. */
 static void enter_run(char **argv, uint64_t started)
 {
-	const char *fdv = getenv("_JAIL_RUNPLAN");
+	const char *fdv = getenv(JAIL_RUNPLAN_ENV);
 	char **cmd = command_after(argv);
 	struct jerr e = {0};
 	struct handoff h;
@@ -96,7 +96,7 @@ static void enter_run(char **argv, uint64_t started)
 		_exit(125);
 	}
 	unsetenv("_JAIL_STAGE");
-	unsetenv("_JAIL_RUNPLAN");
+	unsetenv(JAIL_RUNPLAN_ENV);
 	if (runplan_decode(h.plan, h.plan_len, &plan, &e) < 0) {
 		dprintf(2, "jail: %s\n", e.msg);
 		_exit(125);

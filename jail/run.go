@@ -30,7 +30,7 @@ import (
 // The runner's stage variables (entry.c reads them).
 const (
 	stageRunEnv  = C.JAIL_STAGE_ENV + "run"
-	runPlanFDEnv = "_JAIL_RUNPLAN="
+	runPlanFDEnv = C.JAIL_RUNPLAN_ENV + "="
 )
 
 // Exec hands the run over to the runner, in this very process: the jail

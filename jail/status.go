@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"jail/proxy"
 )
 
 // Result is how the command ended and what it cost.
@@ -149,22 +151,12 @@ type OutputClosed struct {
 	Stderr bool `json:"stderr"`
 }
 
-// HostDenial is a destination the allowlist proxy refused, and why.
-type HostDenial struct {
-	Host   string `json:"host"` // as asked; bytes JSON would escape are '?'
-	Port   uint16 `json:"port"`
-	Count  int    `json:"count"`  // requests refused
-	Reason string `json:"reason"` // "not on the allowlist", ...
-}
+// HostDenial is a destination the allowlist proxy refused, and why; the
+// proxy, which writes these entries, owns the type.
+type HostDenial = proxy.HostDenial
 
 // HostUse is a destination the allowlist proxy let through.
-type HostUse struct {
-	Host        string `json:"host"`
-	Port        uint16 `json:"port"`
-	Connections int    `json:"connections"`
-	BytesIn     int64  `json:"bytes_in"`  // from the destination to the jail
-	BytesOut    int64  `json:"bytes_out"` // from the jail to the destination
-}
+type HostUse = proxy.HostUse
 
 // SyscallDenial is a syscall the filter refused.
 type SyscallDenial struct {

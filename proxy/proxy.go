@@ -426,31 +426,37 @@ func (p *proxy) reportIfChanged() {
 	}
 }
 
+// HostDenial is a destination the proxy refused, and why: an entry of the
+// status record's network_denied (jail.Status reads it as this type).
+type HostDenial struct {
+	Host   string `json:"host"` // as asked; bytes JSON would escape are '?'
+	Port   uint16 `json:"port"`
+	Count  int    `json:"count"`  // requests refused
+	Reason string `json:"reason"` // "not on the allowlist", ...
+}
+
+// HostUse is a destination the proxy let through: an entry of the status
+// record's network_allowed.
+type HostUse struct {
+	Host        string `json:"host"`
+	Port        uint16 `json:"port"`
+	Connections int    `json:"connections"`
+	BytesIn     int64  `json:"bytes_in"`  // from the destination to the jail
+	BytesOut    int64  `json:"bytes_out"` // from the jail to the destination
+}
+
 // report writes the record's network fields, as one line.
 func (p *proxy) report() {
-	type deniedJSON struct {
-		Host   string `json:"host"`
-		Port   uint16 `json:"port"`
-		Count  int    `json:"count"`
-		Reason string `json:"reason"`
-	}
-	type allowedJSON struct {
-		Host        string `json:"host"`
-		Port        uint16 `json:"port"`
-		Connections int    `json:"connections"`
-		BytesIn     int64  `json:"bytes_in"`
-		BytesOut    int64  `json:"bytes_out"`
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.changed = false
-	denied := []deniedJSON{}
+	denied := []HostDenial{}
 	for r, n := range p.denied {
-		denied = append(denied, deniedJSON{r.Host, r.Port, n, r.Reason})
+		denied = append(denied, HostDenial{r.Host, r.Port, n, r.Reason})
 	}
-	allowed := []allowedJSON{}
+	allowed := []HostUse{}
 	for t, a := range p.allowed {
-		allowed = append(allowed, allowedJSON{t.Host, t.Port, a.Connections, a.BytesIn, a.Bytes})
+		allowed = append(allowed, HostUse{t.Host, t.Port, a.Connections, a.BytesIn, a.Bytes})
 	}
 	sort.Slice(denied, func(i, j int) bool {
 		a, b := denied[i], denied[j]
