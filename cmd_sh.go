@@ -7,7 +7,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/urfave/cli/v2"
 )
@@ -15,9 +17,10 @@ import (
 // shCommand is `jail sh` in the help.
 func shCommand() *cli.Command {
 	return &cli.Command{
-		Name:      "sh",
-		Usage:     "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
-		UsageText: "jail sh -c 'COMMAND' [NAME [ARGS...]]\n\nProfile $JAIL_PROFILE (default agent); workspace: session $JAIL_SESSION, else the current directory.",
+		Name:  "sh",
+		Usage: "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
+		UsageText: "jail sh -c 'COMMAND' [NAME [ARGS...]]\n\nProfile $JAIL_PROFILE (default agent); workspace: session $JAIL_SESSION, else the current directory;\n" +
+			"hosts to allow $JAIL_ALLOW (\"host1 host2:22\"); other run flags $JAIL_FLAGS (\"--memory 2G --time-limit 10m\").",
 		Action: func(*cli.Context) error {
 			return &exitStatus{code: exitJail, msg: "usage: jail sh -c 'COMMAND'"}
 		},
@@ -28,7 +31,8 @@ func shCommand() *cli.Command {
 // link named jail-sh): a shell for an agent's bash tool. It runs bash -c
 // (sh -c when the host has no bash) in the profile $JAIL_PROFILE (default
 // agent), with the workspace of session $JAIL_SESSION, or else the current
-// directory; stdin, stdout, stderr and the exit status pass through. It
+// directory, and the run flags of $JAIL_ALLOW and $JAIL_FLAGS (shFlags);
+// stdin, stdout, stderr and the exit status pass through. It
 // execs jail itself, so a repeated call replays its cached plan without
 // starting Go.
 func shMain(args []string) {
@@ -56,6 +60,12 @@ func shMain(args []string) {
 		}
 		argv = append(argv, "--workspace", cwd)
 	}
+	flags, err := shFlags(os.Getenv("JAIL_ALLOW"), os.Getenv("JAIL_FLAGS"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jail: sh:", err)
+		os.Exit(exitJail)
+	}
+	argv = append(argv, flags...)
 	shell := "sh"
 	if _, err := os.Stat("/usr/bin/bash"); err == nil {
 		shell = "bash"
@@ -65,7 +75,30 @@ func shMain(args []string) {
 	// "--" before the command: one starting with "-" is a command, not
 	// the shell's option.
 	argv = append(append(argv, "--", shell, "-c", "--"), args[1:]...)
-	err := syscall.Exec("/proc/self/exe", argv, os.Environ())
+	err = syscall.Exec("/proc/self/exe", argv, os.Environ())
 	fmt.Fprintln(os.Stderr, "jail: sh:", err)
 	os.Exit(exitJail)
+}
+
+// shFlags are the run flags a caller gives jail sh without a profile file:
+// JAIL_ALLOW, hosts separated by spaces or commas (--allow each), and
+// JAIL_FLAGS, run flags and their values separated by spaces. jail reads
+// them as it reads its own command line, with the same messages for a bad
+// one; and they stay run flags only, so a repeated call still replays its
+// cached plan.
+func shFlags(allow, flags string) ([]string, error) {
+	var argv []string
+	for _, h := range strings.FieldsFunc(allow, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		argv = append(argv, "--allow", h)
+	}
+	words := strings.Fields(flags)
+	if len(words) > 0 && !strings.HasPrefix(words[0], "-") {
+		return nil, fmt.Errorf("JAIL_FLAGS %q: starts with %q, not a flag", flags, words[0])
+	}
+	for _, w := range words {
+		if w == "--" || w == "-" {
+			return nil, fmt.Errorf("JAIL_FLAGS %q: %q is not a run flag (the command is jail sh's)", flags, w)
+		}
+	}
+	return append(argv, words...), nil
 }

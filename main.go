@@ -62,7 +62,7 @@ func main() {
 
 // newApp is the CLI: with no command, jail runs one (jail run).
 func newApp(started time.Time, command []string) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:      "jail",
 		Usage:     "run one command in one fresh, throw-away Linux sandbox",
 		UsageText: "jail [-p PROFILE] [overrides] -- CMD [ARGS...]\n\n" + runExample,
@@ -85,6 +85,39 @@ func newApp(started time.Time, command []string) *cli.App {
 			checkCommand(),
 			versionCommand(),
 		},
+	}
+	oneLineUsageErrors(app.Commands)
+	app.OnUsageError = usageError
+	return app
+}
+
+// usageError is a bad flag as one line, as every other refusal is: not the
+// whole help (an agent reads what jail-sh prints).
+func usageError(c *cli.Context, err error, _ bool) error {
+	return fmt.Errorf("%w (jail %s--help lists the flags)", err, helpPath(c))
+}
+
+// helpPath is the command a context is for, as typed before --help
+// ("profile show "), empty for jail's own flags.
+func helpPath(c *cli.Context) string {
+	var names []string
+	for _, l := range c.Lineage() {
+		// The app's own context carries a root command named as the app.
+		if l.Command != nil && l.Command.Name != "" && l.Command.Name != c.App.Name {
+			names = append([]string{l.Command.Name}, names...)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return strings.Join(names, " ") + " "
+}
+
+// oneLineUsageErrors gives every command, and theirs, usageError.
+func oneLineUsageErrors(cmds []*cli.Command) {
+	for _, c := range cmds {
+		c.OnUsageError = usageError
+		oneLineUsageErrors(c.Subcommands)
 	}
 }
 

@@ -188,7 +188,7 @@ func scriptEnv(ts *testscript.TestScript) []string {
 			env = append(env, k+"="+v)
 		}
 	}
-	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "SECRET", "TESTER_UID", "TESTER_GID", "UID", "JAIL_PROFILE_PATH", "TERM", "XDG_RUNTIME_DIR", "SYSPROBE", "REPO", "JAIL_STATE_DIR", "JAIL_SESSION", "JAIL_PROFILE"} {
+	for _, k := range []string{"WORK", "HOME", "TMPDIR", "PATH", "SECRET", "TESTER_UID", "TESTER_GID", "UID", "JAIL_PROFILE_PATH", "TERM", "XDG_RUNTIME_DIR", "SYSPROBE", "REPO", "JAIL_STATE_DIR", "JAIL_SESSION", "JAIL_PROFILE", "JAIL_ALLOW", "JAIL_FLAGS"} {
 		if v := ts.Getenv(k); v != "" {
 			env = append(env, k+"="+v)
 		}
