@@ -144,6 +144,8 @@ const (
 	scAudit        = C.SC_AUDIT
 	scQuiet        = C.SC_QUIET
 	scCompiled     = C.SC_COMPILED
+	// proxyRefusedLen bounds a refusal line the runner keeps.
+	proxyRefusedLen = C.PROXY_REFUSED_LEN
 )
 
 // runPlanView is what the runner read from a run plan, field by field.
@@ -327,10 +329,10 @@ func jsonString(s string) string {
 
 // proxyLines is what the runner keeps of the lines the proxy wrote: the
 // last whole report, what it would say, and whether a report was lost.
-func proxyLines(text string) (last, note string, incomplete bool, err error) {
+func proxyLines(text string) (proxyRead, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
-		return "", "", false, err
+		return proxyRead{}, err
 	}
 	defer r.Close()
 	go func() {
@@ -339,8 +341,21 @@ func proxyLines(text string) (last, note string, incomplete bool, err error) {
 	}()
 	px := C.proxy_lines(C.int(r.Fd()))
 	if px == nil {
-		return "", "", false, errors.New("out of memory")
+		return proxyRead{}, errors.New("out of memory")
 	}
 	defer C.free(unsafe.Pointer(px))
-	return C.GoString(&px.last[0]), C.GoString(&px.note[0]), px.incomplete != 0, nil
+	got := proxyRead{Last: C.GoString(&px.last[0]), Note: C.GoString(&px.note[0]), Incomplete: px.incomplete != 0,
+		Refusals: int(px.nrefused)}
+	for i := 0; i < int(px.nrefused) && i < C.PROXY_REFUSED_SAID; i++ {
+		got.Refused = append(got.Refused, C.GoString(&px.refused[i][0]))
+	}
+	return got, nil
+}
+
+// proxyRead is what the runner kept of what the proxy wrote.
+type proxyRead struct {
+	Last, Note string   // the last whole report; the proxy's own words
+	Incomplete bool     // a report was dropped
+	Refused    []string // the refusals jail names at the end
+	Refusals   int      // how many refusals in all
 }

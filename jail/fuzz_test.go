@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -332,12 +333,41 @@ func TestProxyReport(t *testing.T) {
 		{"a report cut by its end", whole + "\n" + `"network_denied":[{"ho`, whole, "", true},
 		{"a report too long", `"network_denied":[` + strings.Repeat("x", 300<<10) + "]\n", "", "", true},
 	} {
-		last, note, incomplete, err := proxyLines(tc.in)
+		got, err := proxyLines(tc.in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if last != tc.last || note != tc.note || incomplete != tc.incomplete {
-			t.Errorf("%s: kept %.60q, said %q, incomplete %v; want %.60q, %q, %v", tc.name, last, note, incomplete, tc.last, tc.note, tc.incomplete)
+		if got.Last != tc.last || got.Note != tc.note || got.Incomplete != tc.incomplete {
+			t.Errorf("%s: kept %.60q, said %q, incomplete %v; want %.60q, %q, %v", tc.name, got.Last, got.Note, got.Incomplete, tc.last, tc.note, tc.incomplete)
 		}
+	}
+}
+
+// TestProxyRefusals: the runner keeps the first few refusal lines for the
+// end of the run and counts the rest, never a byte a terminal would act on
+// (the proxy talks to the jail, and the lines go to the caller's stderr).
+func TestProxyRefusals(t *testing.T) {
+	var in strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&in, "refused network: refused h%d.test:80 (not on the allowlist)\n", i)
+	}
+	got, err := proxyLines("refused network: refused \x1b]0;pwned\x07x.test:80 (\x9bwhy)\n" + in.String() +
+		"jail: allowlist proxy: \x1b[2Jfailed\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"network: refused ?]0;pwned?x.test:80 (?why)"}
+	for i := range 4 {
+		want = append(want, fmt.Sprintf("network: refused h%d.test:80 (not on the allowlist)", i))
+	}
+	if !slices.Equal(got.Refused, want) || got.Refusals != 9 {
+		t.Errorf("kept %q of %d; want %q of 9", got.Refused, got.Refusals, want)
+	}
+	if got.Note != "jail: allowlist proxy: ?[2Jfailed" {
+		t.Errorf("said %q", got.Note)
+	}
+	long, err := proxyLines("refused " + strings.Repeat("y", 5000) + "\n")
+	if err != nil || len(long.Refused) != 1 || len(long.Refused[0]) != proxyRefusedLen-1 {
+		t.Errorf("a long refusal: %v, kept %d bytes; want %d", err, len(long.Refused[0]), proxyRefusedLen-1)
 	}
 }

@@ -13,7 +13,7 @@ func proxyConfig(cfg Config, ids hostIDs) (string, error) {
 	if cfg.Network.Mode != "allowlist" {
 		return "", nil
 	}
-	pc := proxy.Config{Hosts: map[string]string{}, UID: ids.uid, GID: ids.gid}
+	pc := proxy.Config{Hosts: map[string]string{}, UID: ids.uid, GID: ids.gid, Profile: cfg.Profile}
 	for _, a := range cfg.Network.Allow {
 		pc.Allow = append(pc.Allow, proxy.Allow{Host: a.Host, Wildcard: a.Wildcard, IP: a.IP, Port: a.Port})
 	}

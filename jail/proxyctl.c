@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <netinet/in.h>
@@ -196,12 +197,33 @@ void on_proxy_report(struct runner *r, short revents)
 	r->px.failed = 1;
 }
 
+/* printable copies at most size-1 bytes of s into out, each byte that is
+ * not printable ASCII as '?': what reaches the caller's terminal from the
+ * proxy (which a jail talks to) carries no control sequence. */
+static void printable(char *out, size_t size, const char *s, size_t n)
+{
+	if (n > size - 1)
+		n = size - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[n] = 0;
+}
+
 /* take keeps a whole line the proxy wrote: its report (JSON fields of
- * the status record, the last one wins), or a message of its own, which
+ * the status record, the last one wins), a refusal to name at the end of
+ * the run (the first few, and a count), or a message of its own, which
  * the runner passes on (the first few). */
 static void take(struct proxy *px)
 {
-	static const char report[] = "\"network_denied\":";
+	static const char report[] = "\"network_denied\":", refused[] = "refused ";
+	if (strncmp(px->line, refused, sizeof refused - 1) == 0) {
+		if (px->nrefused < PROXY_REFUSED_SAID)
+			printable(px->refused[px->nrefused], sizeof px->refused[0], px->line + sizeof refused - 1,
+				  px->len - (sizeof refused - 1));
+		if (px->nrefused < UINT_MAX)
+			px->nrefused++;
+		return;
+	}
 	if (strncmp(px->line, report, sizeof report - 1) == 0) {
 		/* A report ends its network_allowed list; one that does not
 		 * was cut (the proxy died writing it, or something of the Go
@@ -217,7 +239,7 @@ static void take(struct proxy *px)
 		return;
 	if (used)
 		px->note[used++] = ';', px->note[used++] = ' ';
-	memcpy(px->note + used, px->line, px->len + 1);
+	printable(px->note + used, sizeof px->note - used, px->line, px->len);
 }
 
 int proxy_read(struct proxy *px, int fd)

@@ -13,6 +13,14 @@
 
 struct runner;
 
+/* How many of the proxy's refusals jail names on stderr; the record has
+ * them all. */
+#define PROXY_REFUSED_SAID 5
+/* The longest refusal line kept, NUL included: the proxy's are shorter
+ * (a name of 253 bytes twice, a reason of 200, a profile's name of 253:
+ * proxy/proxy.go's refusedLine), and say() adds "jail: " within 1200. */
+#define PROXY_REFUSED_LEN 1040
+
 struct proxy {
 	int net;         /* the socket PID 1 sends the listeners on (stage.h's FD_NET), or -1 */
 	int http, socks; /* the listeners, until the proxy takes them */
@@ -25,6 +33,10 @@ struct proxy {
 	int incomplete; /* a report was dropped: the record's may be an older one */
 	int failed;     /* the proxy could not start, or ended before the jail */
 	char note[1024]; /* what the proxy said that is not a report (why it failed) */
+	/* The proxy's refusals, a line each as the agent reads them at the
+	 * end of the run: the first PROXY_REFUSED_SAID, and how many in all. */
+	char refused[PROXY_REFUSED_SAID][PROXY_REFUSED_LEN];
+	unsigned nrefused;
 };
 
 /* proxy_listeners, in PID 1, makes the proxy's two listening sockets on

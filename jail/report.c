@@ -440,6 +440,18 @@ void finish(const struct run_plan *p, const struct outcome *o, const char *jail_
 		code = 125;
 	}
 	free(rec);
+	/* What the allowlist refused, as the agent's model reads it: the
+	 * record is not shown to it. */
+	if (o->proxy) {
+		for (unsigned i = 0; i < o->proxy->nrefused && i < PROXY_REFUSED_SAID; i++)
+			say(o->proxy->refused[i]);
+		if (o->proxy->nrefused > PROXY_REFUSED_SAID) {
+			char more[160];
+			snprintf(more, sizeof more, "network: and %u more refused (the status record's network_denied lists them)",
+				 o->proxy->nrefused - PROXY_REFUSED_SAID);
+			say(more);
+		}
+	}
 	/* Why the allowlist proxy failed, when it did: the jail had no
 	 * network from then on. Its words start "jail: " already. */
 	if (o->proxy && o->proxy->note[0])

@@ -38,6 +38,9 @@ type Config struct {
 	// jail's own host ids) before it reads a byte from the jail.
 	UID uint32 `json:"uid"`
 	GID uint32 `json:"gid"`
+	// Profile names the run's profile, for the line that tells the
+	// agent how to allow a refused host.
+	Profile string `json:"profile"`
 }
 
 // Allow is one allowlist entry (jail.AllowEntry).
@@ -353,11 +356,40 @@ func (p *proxy) deny(t target, reason string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := refusal{t, reason}
-	if _, ok := p.denied[r]; !ok && len(p.denied) >= maxEntries {
+	_, seen := p.denied[r]
+	if !seen && len(p.denied) >= maxEntries {
 		r = refusal{target{"(others)", 0}, "more distinct refusals than the record keeps"}
+	} else if !seen {
+		// Said once per refusal, as it happens: the runner keeps the
+		// first few for the end of the run, when the agent reads them.
+		p.out.WriteString(refusedPrefix + refusedLine(t, reason, p.cfg.Profile) + "\n")
 	}
 	p.denied[r]++
 	p.changed = true
+}
+
+// refusedPrefix starts a line the runner says on stderr at the end of the
+// run (jail/proxyctl.c); anything else it reads is the record's or a
+// failure.
+const refusedPrefix = "refused "
+
+// refusedLine is what a model reads of a refusal: the destination, why,
+// and the flag that would allow it. Host and reason are recordable, so
+// the line is printable ASCII.
+func refusedLine(t target, reason, profile string) string {
+	dest := net.JoinHostPort(t.Host, strconv.Itoa(int(t.Port)))
+	if !strings.Contains(reason, "not on the allowlist") {
+		return fmt.Sprintf("network: refused %s (%s)", dest, reason)
+	}
+	allow := t.Host
+	if t.Port != 80 && t.Port != 443 {
+		allow = dest
+	}
+	of := ""
+	if p := recordable(profile, maxName); p != "" {
+		of = " of profile " + p
+	}
+	return fmt.Sprintf("network: refused %s (%s%s; allow it with --allow %s)", dest, reason, of, allow)
 }
 
 // track counts a connection to t; at most maxEntries destinations are

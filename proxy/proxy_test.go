@@ -81,22 +81,56 @@ func TestReportBounded(t *testing.T) {
 	}
 	p := newProxy(Config{}, w)
 	worst := strings.Repeat("<\x01\"", 2000)
+	read := make(chan []byte)
+	go func() { // as the runner reads: all along
+		b, _ := io.ReadAll(r)
+		read <- b
+	}()
 	for i := 0; i < 2*maxEntries; i++ {
 		p.deny(target{fmt.Sprintf("%d%s", i, worst), uint16(i)}, "TLS SNI '"+worst+"' is not the host asked for")
 		p.track(target{fmt.Sprintf("%d%s", i, worst), uint16(i)})
 	}
-	go func() {
-		p.report()
-		w.Close()
-	}()
-	line, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
+	p.report()
+	w.Close()
+	lines := strings.Split(strings.TrimSuffix(string(<-read), "\n"), "\n")
+	line := lines[len(lines)-1]
+	if n := len(lines) - 1; n != maxEntries {
+		t.Errorf("%d refusal lines, want one per refusal the record keeps (%d)", n, maxEntries)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		// The runner keeps 1039 bytes of a line (jail/proxyctl.h's
+		// PROXY_REFUSED_LEN): the hint to allow the host is at its end.
+		if !strings.HasPrefix(l, refusedPrefix) || len(l)-len(refusedPrefix) > 1039 || strings.ContainsFunc(l, func(r rune) bool { return r < 0x20 || r >= 0x7f }) {
+			t.Errorf("a refusal line the runner would cut or that is not printable ASCII: %.100q", l)
+			break
+		}
 	}
 	if len(line) >= 256<<10 {
 		t.Errorf("a report line of %d bytes: the runner reads at most %d", len(line), 256<<10)
 	}
-	if !json.Valid(append(append([]byte("{"), bytes.TrimSpace(line)...), '}')) {
+	if !json.Valid(append(append([]byte("{"), bytes.TrimSpace([]byte(line))...), '}')) {
 		t.Errorf("the report line is not JSON fields: %.200s", line)
+	}
+}
+
+// TestRefusedLine: what the agent's model reads of a refusal names the
+// destination, why, and the flag that allows it.
+func TestRefusedLine(t *testing.T) {
+	for _, tc := range []struct {
+		host    string
+		port    uint16
+		reason  string
+		profile string
+		want    string
+	}{
+		{"npm.test", 443, "not on the allowlist", "agent", "network: refused npm.test:443 (not on the allowlist of profile agent; allow it with --allow npm.test)"},
+		{"git.test", 22, "not on the allowlist", "agent", "network: refused git.test:22 (not on the allowlist of profile agent; allow it with --allow git.test:22)"},
+		{"::1", 8080, "IP address not on the allowlist", "", "network: refused [::1]:8080 (IP address not on the allowlist; allow it with --allow [::1]:8080)"},
+		{"loop.test", 80, "resolves only to loopback, link-local or private addresses", "agent", "network: refused loop.test:80 (resolves only to loopback, link-local or private addresses)"},
+		{"x.test", 80, "not on the allowlist", "a\x1b[2Jb", "network: refused x.test:80 (not on the allowlist of profile a?[2Jb; allow it with --allow x.test)"},
+	} {
+		if got := refusedLine(target{tc.host, tc.port}, tc.reason, tc.profile); got != tc.want {
+			t.Errorf("refusedLine(%s:%d, %q) =\n %q\nwant\n %q", tc.host, tc.port, tc.reason, got, tc.want)
+		}
 	}
 }
