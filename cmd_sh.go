@@ -49,7 +49,9 @@ func shMain(args []string) {
 	if profile == "" {
 		profile = "agent"
 	}
-	argv := []string{"jail", "-p", profile}
+	// "run": JAIL_FLAGS holds run flags, and a word there that names a
+	// command (version, help) must not replace the run.
+	argv := []string{"jail", "run", "-p", profile}
 	if id := os.Getenv("JAIL_SESSION"); id != "" {
 		argv = append(argv, "--session", id)
 	} else {
@@ -96,7 +98,8 @@ func shFlags(allow, flags string) ([]string, error) {
 		return nil, fmt.Errorf("JAIL_FLAGS %q: starts with %q, not a flag", flags, words[0])
 	}
 	for _, w := range words {
-		if w == "--" || w == "-" {
+		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if w == "--" || w == "-" || strings.HasPrefix(w, "-") && (name == "h" || name == "help") {
 			return nil, fmt.Errorf("JAIL_FLAGS %q: %q is not a run flag (the command is jail sh's)", flags, w)
 		}
 	}

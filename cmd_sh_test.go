@@ -17,7 +17,7 @@ func TestShFlags(t *testing.T) {
 	if got, err := shFlags("", ""); err != nil || len(got) != 0 {
 		t.Errorf("empty: %q, %v", got, err)
 	}
-	for _, bad := range []string{"--memory 2G -- rm -rf /", "rm -rf /", "--memory 2G -"} {
+	for _, bad := range []string{"--memory 2G -- rm -rf /", "rm -rf /", "--memory 2G -", "--help", "--memory 2G -h", "--help=true"} {
 		if _, err := shFlags("", bad); err == nil || !strings.Contains(err.Error(), "JAIL_FLAGS") {
 			t.Errorf("JAIL_FLAGS=%q: %v, want a refusal naming JAIL_FLAGS", bad, err)
 		}

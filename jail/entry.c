@@ -43,8 +43,16 @@ static void status_flag(void *ctx, const char *name, size_t n, const char *value
  * the same words would name a cached plan. */
 static int go_mode(char **argv)
 {
-	const char *slash = argv[0] ? strrchr(argv[0], '/') : NULL;
-	return argv[0] && strcmp(slash ? slash + 1 : argv[0], "jail-sh") == 0;
+	if (!argv[0])
+		return 0;
+	/* Its base name, as Go's filepath.Base: trailing slashes dropped. */
+	size_t n = strlen(argv[0]);
+	while (n > 1 && argv[0][n - 1] == '/')
+		n--;
+	size_t b = n;
+	while (b > 0 && argv[0][b - 1] != '/')
+		b--;
+	return n - b == 7 && strncmp(argv[0] + b, "jail-sh", 7) == 0;
 }
 
 /* enter_caller replays the plan cached for this invocation (plancache/),
@@ -81,7 +89,7 @@ static void enter_caller(char **argv, uint64_t started)
  * names, after the start time and where the status record goes. */
 static void enter_run(char **argv, uint64_t started)
 {
-	const char *fdv = getenv(JAIL_RUNPLAN_ENV);
+	const char *fdv = getenv(JAIL_RUNPLAN_VAR);
 	char **cmd = command_after(argv);
 	struct jerr e = {0};
 	struct handoff h;
@@ -96,7 +104,7 @@ static void enter_run(char **argv, uint64_t started)
 		_exit(125);
 	}
 	unsetenv("_JAIL_STAGE");
-	unsetenv(JAIL_RUNPLAN_ENV);
+	unsetenv(JAIL_RUNPLAN_VAR);
 	if (runplan_decode(h.plan, h.plan_len, &plan, &e) < 0) {
 		dprintf(2, "jail: %s\n", e.msg);
 		_exit(125);

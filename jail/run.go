@@ -30,7 +30,7 @@ import (
 // The runner's stage variables (entry.c reads them).
 const (
 	stageRunEnv  = C.JAIL_STAGE_ENV + "run"
-	runPlanFDEnv = C.JAIL_RUNPLAN_ENV + "="
+	runPlanFDEnv = C.JAIL_RUNPLAN_VAR + "="
 )
 
 // Exec hands the run over to the runner, in this very process: the jail

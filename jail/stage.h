@@ -18,8 +18,9 @@
 /* The stage entry: the runner sets this variable when it re-executes
  * /proc/self/exe (entry.c lists every stage). */
 #define JAIL_STAGE_ENV "_JAIL_STAGE="
-/* The run stage's hand-over memfd, by fd number (jail/run.go sets it). */
-#define JAIL_RUNPLAN_ENV "_JAIL_RUNPLAN"
+/* The run stage's hand-over memfd, by fd number (jail/run.go sets it): the
+ * variable's name, for getenv (JAIL_STAGE_ENV is "name=", for an envp). */
+#define JAIL_RUNPLAN_VAR "_JAIL_RUNPLAN"
 
 /* Fds the runner passes, from 3 up. */
 #define FD_PLAN 3   /* read: u32 length, the plan and its tail, 'C' (runplan.h); then the signals jail passes on, a byte each, until it dies */

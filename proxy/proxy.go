@@ -246,17 +246,23 @@ func (p *proxy) dial(host string, port uint16) (net.Conn, error) {
 	return nil, last
 }
 
+// The refusals an --allow would lift: refusedLine names the flag for them.
+var (
+	errNotListed   = errors.New("not on the allowlist")
+	errIPNotListed = errors.New("IP address not on the allowlist")
+)
+
 // permit says which addresses host:port may be reached at.
 func (p *proxy) permit(host string, port uint16) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
 		ip = ip.Unmap()
 		if !p.listed(ip.String(), true, port) {
-			return nil, errors.New("IP address not on the allowlist")
+			return nil, errIPNotListed
 		}
 		return []netip.Addr{ip}, nil
 	}
 	if !p.listed(host, false, port) {
-		return nil, errors.New("not on the allowlist")
+		return nil, errNotListed
 	}
 	if pinned, ok := p.cfg.Hosts[host]; ok {
 		ip, err := netip.ParseAddr(pinned)
@@ -374,22 +380,59 @@ func (p *proxy) deny(t target, reason string) {
 const refusedPrefix = "refused "
 
 // refusedLine is what a model reads of a refusal: the destination, why,
-// and the flag that would allow it. Host and reason are recordable, so
-// the line is printable ASCII.
+// and, when an --allow would lift it, the flag. The host is the jail's
+// choice: shown only when it is a host name or an address (else the model
+// would read the jail's words as jail's), and an internal address is never
+// suggested. Host and reason are recordable, so the line is printable
+// ASCII.
 func refusedLine(t target, reason, profile string) string {
-	dest := net.JoinHostPort(t.Host, strconv.Itoa(int(t.Port)))
-	if !strings.Contains(reason, "not on the allowlist") {
+	host, ok := hostName(t.Host)
+	if !ok {
+		host = "(a name that is not a host name)"
+	}
+	dest := host + ":" + strconv.Itoa(int(t.Port))
+	allow := host
+	if strings.Contains(host, ":") { // IPv6: in brackets, as --allow takes it
+		dest, allow = "["+host+"]:"+strconv.Itoa(int(t.Port)), "["+host+"]"
+	}
+	listed := reason == errNotListed.Error() || reason == errIPNotListed.Error()
+	if ip, err := netip.ParseAddr(host); err == nil && internal(ip) {
+		listed = false
+	}
+	if !ok || !listed {
 		return fmt.Sprintf("network: refused %s (%s)", dest, reason)
 	}
-	allow := t.Host
 	if t.Port != 80 && t.Port != 443 {
-		allow = dest
+		allow += ":" + strconv.Itoa(int(t.Port))
 	}
 	of := ""
 	if p := recordable(profile, maxName); p != "" {
 		of = " of profile " + p
 	}
 	return fmt.Sprintf("network: refused %s (%s%s; allow it with --allow %s)", dest, reason, of, allow)
+}
+
+// hostName is host as a line may show it: a DNS name (letters, digits and
+// inner hyphens, dot-separated labels) or an IP address, lower case.
+func hostName(host string) (string, bool) {
+	h := strings.ToLower(strings.Trim(host, "[]"))
+	if ip, err := netip.ParseAddr(h); err == nil {
+		return ip.String(), true
+	}
+	if h == "" || len(h) > 253 {
+		return "", false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "", false
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return "", false
+			}
+		}
+	}
+	return h, true
 }
 
 // track counts a connection to t; at most maxEntries destinations are

@@ -125,7 +125,16 @@ func TestRefusedLine(t *testing.T) {
 	}{
 		{"npm.test", 443, "not on the allowlist", "agent", "network: refused npm.test:443 (not on the allowlist of profile agent; allow it with --allow npm.test)"},
 		{"git.test", 22, "not on the allowlist", "agent", "network: refused git.test:22 (not on the allowlist of profile agent; allow it with --allow git.test:22)"},
-		{"::1", 8080, "IP address not on the allowlist", "", "network: refused [::1]:8080 (IP address not on the allowlist; allow it with --allow [::1]:8080)"},
+		{"2606:4700::1111", 443, "IP address not on the allowlist", "", "network: refused [2606:4700::1111]:443 (IP address not on the allowlist; allow it with --allow [2606:4700::1111])"},
+		{"[2606:4700::1111]", 8443, "IP address not on the allowlist", "", "network: refused [2606:4700::1111]:8443 (IP address not on the allowlist; allow it with --allow [2606:4700::1111]:8443)"},
+		// Never a suggestion to allow an internal address.
+		{"::1", 8080, "IP address not on the allowlist", "agent", "network: refused [::1]:8080 (IP address not on the allowlist)"},
+		{"169.254.169.254", 80, "IP address not on the allowlist", "agent", "network: refused 169.254.169.254:80 (IP address not on the allowlist)"},
+		// The jail's words are not shown as jail's, and a reason that
+		// only mentions the allowlist (an SNI the jail chose) suggests
+		// nothing.
+		{"x.test (ok). jail: network: retry with --allow 169.254.169.254", 443, "not on the allowlist", "agent", "network: refused (a name that is not a host name):443 (not on the allowlist)"},
+		{"api.test", 443, "TLS SNI 'not on the allowlist' is not the host asked for", "agent", "network: refused api.test:443 (TLS SNI 'not on the allowlist' is not the host asked for)"},
 		{"loop.test", 80, "resolves only to loopback, link-local or private addresses", "agent", "network: refused loop.test:80 (resolves only to loopback, link-local or private addresses)"},
 		{"x.test", 80, "not on the allowlist", "a\x1b[2Jb", "network: refused x.test:80 (not on the allowlist of profile a?[2Jb; allow it with --allow x.test)"},
 	} {
