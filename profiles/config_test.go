@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"jail/internal/testfiles"
 	"jail/jail"
 	"jail/mount"
 )
@@ -81,7 +82,7 @@ func TestConfigMinimal(t *testing.T) {
 }
 
 func TestConfigEnv(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"p.toml": `
+	dir := testfiles.Write(t, map[string]string{"p.toml": `
 extends = "minimal"
 [env]
 keep = ["TERM", "PATH", "NOT_ON_HOST"]
@@ -204,7 +205,7 @@ func TestConfigMounts(t *testing.T) {
 }
 
 func TestConfigRlimits(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"p.toml": `
+	dir := testfiles.Write(t, map[string]string{"p.toml": `
 [limits]
 nproc = "unlimited"
 cpu_time = "1m30s"

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"jail/internal/testfiles"
 	"jail/internal/tomlstrict"
 )
 
@@ -50,7 +51,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) { roundTrip(t, mustLoad(t, name, Options{})) })
 	}
 	t.Run("everything", func(t *testing.T) {
-		dir := writeFiles(t, map[string]string{"p.toml": `
+		dir := testfiles.Write(t, map[string]string{"p.toml": `
 description = "quotes \" and \\ and tab\t and ünïcödé"
 hostname = "h.example-1"
 cwd = "/"

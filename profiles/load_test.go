@@ -8,23 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// writeFiles creates files (name → content) in a new temporary directory.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
+	"jail/internal/testfiles"
+)
 
 func mustLoad(t *testing.T, ref string, opts Options) *Profile {
 	t.Helper()
@@ -139,14 +125,14 @@ func TestBuiltinLayering(t *testing.T) {
 }
 
 func TestSearchPath(t *testing.T) {
-	first := writeFiles(t, map[string]string{
+	first := testfiles.Write(t, map[string]string{
 		"mine.toml":    "description = \"first\"\nhostname = \"first\"\n",
 		"default.toml": "description = \"my default\"\nextends = \"default\"\nhostname = \"mine\"\n",
 		"sub/rel.toml": "extends = \"../mine.toml\"\n",
 		"chained.toml": "extends = \"sub/rel.toml\"\ncwd = \"/tmp\"\n",
 		"broken.toml":  "hostname = \n",
 	})
-	second := writeFiles(t, map[string]string{
+	second := testfiles.Write(t, map[string]string{
 		"mine.toml":  "description = \"second\"\n",
 		"other.toml": "description = \"other\"\nextends = \"mine\"\n",
 	})
@@ -216,7 +202,7 @@ func TestSearchPath(t *testing.T) {
 }
 
 func TestProfileOwnership(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"open.toml": "hostname = \"x\"\n", "theirs.toml": "hostname = \"x\"\n"})
+	dir := testfiles.Write(t, map[string]string{"open.toml": "hostname = \"x\"\n", "theirs.toml": "hostname = \"x\"\n"})
 	if err := os.Chmod(filepath.Join(dir, "open.toml"), 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +226,7 @@ func TestExtendsDepth(t *testing.T) {
 	for i := 1; i <= 9; i++ {
 		files["p"+string(rune('0'+i))+".toml"] = "extends = \"p" + string(rune('0'+i-1)) + "\"\n"
 	}
-	opts := Options{SearchPath: []string{writeFiles(t, files)}}
+	opts := Options{SearchPath: []string{testfiles.Write(t, files)}}
 	// p8 extends 8 times: allowed.
 	if p := mustLoad(t, "p8", opts); p.Hostname != "deep" {
 		t.Errorf("p8: hostname %q", p.Hostname)
@@ -290,8 +276,8 @@ func BenchmarkAgent(b *testing.B) {
 // TestLoadFiles checks that a profile lists what it depends on: the files
 // read, and where a name was looked for and not found.
 func TestLoadFiles(t *testing.T) {
-	first := writeFiles(t, map[string]string{})
-	second := writeFiles(t, map[string]string{"team.toml": "extends = \"default\"\n"})
+	first := testfiles.Write(t, map[string]string{})
+	second := testfiles.Write(t, map[string]string{"team.toml": "extends = \"default\"\n"})
 	p, err := Load("team", Options{SearchPath: []string{first, second}})
 	if err != nil {
 		t.Fatal(err)

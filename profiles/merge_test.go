@@ -5,10 +5,12 @@ import (
 	"reflect"
 	"testing"
 	"time"
+
+	"jail/internal/testfiles"
 )
 
 func TestMerge(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := testfiles.Write(t, map[string]string{
 		"parent.toml": `
 description = "parent"
 hostname = "parent"
@@ -92,7 +94,7 @@ dst = "/c"
 // TestMergeDefaults checks what an empty profile means: the documented
 // defaults, not Go's zero values.
 func TestMergeDefaults(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"empty.toml": "# nothing\n"})
+	dir := testfiles.Write(t, map[string]string{"empty.toml": "# nothing\n"})
 	p := mustLoad(t, filepath.Join(dir, "empty.toml"), Options{})
 	want := defaults()
 	want.Name = filepath.Join(dir, "empty.toml")

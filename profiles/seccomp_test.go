@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"jail/internal/testfiles"
 	"jail/internal/tomlstrict"
 	"jail/seccomp"
 	"jail/seccomp/policyfile"
@@ -27,7 +28,7 @@ func mustPolicy(t testing.TB, name string, opts Options) *seccomp.Policy {
 // and policies (seccomp/NAME.toml), given as path → content.
 func searchDir(t *testing.T, files map[string]string) (string, Options) {
 	t.Helper()
-	dir := writeFiles(t, files)
+	dir := testfiles.Write(t, files)
 	return dir, Options{SearchPath: []string{dir}}
 }
 
@@ -121,8 +122,8 @@ comment = "and write"
 // was looked for and found, as profiles do, so a cached plan notices a
 // policy file appearing, changing or going.
 func TestSeccompFiles(t *testing.T) {
-	first := writeFiles(t, map[string]string{})
-	second := writeFiles(t, map[string]string{
+	first := testfiles.Write(t, map[string]string{})
+	second := testfiles.Write(t, map[string]string{
 		"team.toml":            "[seccomp]\npolicy = \"teampol\"\n",
 		"seccomp/teampol.toml": "extends = \"basepol\"\n",
 		"seccomp/basepol.toml": "default = \"allow\"\n",

@@ -10,28 +10,13 @@ import (
 	"syscall"
 	"testing"
 
+	"jail/internal/testfiles"
 	"jail/internal/tomlstrict"
 )
 
-// writeFiles creates files (name → content) in a new temporary directory.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 func TestSearch(t *testing.T) {
-	first := writeFiles(t, map[string]string{"sub/a.toml": "1", "sub/.hidden.toml": "", "sub/notes.txt": ""})
-	second := writeFiles(t, map[string]string{"sub/a.toml": "2", "sub/b.toml": "3"})
+	first := testfiles.Write(t, map[string]string{"sub/a.toml": "1", "sub/.hidden.toml": "", "sub/notes.txt": ""})
+	second := testfiles.Write(t, map[string]string{"sub/a.toml": "2", "sub/b.toml": "3"})
 	f := Finder{Options: Options{SearchPath: []string{first, second}}, Files: map[string]fs.FileInfo{}}
 
 	src, err := f.Search("sub", "a", "thing", nil)
@@ -64,7 +49,7 @@ func TestSearch(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"ok.toml": "x", "big.toml": strings.Repeat("#", maxFileSize+1), "open.toml": ""})
+	dir := testfiles.Write(t, map[string]string{"ok.toml": "x", "big.toml": strings.Repeat("#", maxFileSize+1), "open.toml": ""})
 	if err := os.Chmod(filepath.Join(dir, "open.toml"), 0o666); err != nil {
 		t.Fatal(err)
 	}

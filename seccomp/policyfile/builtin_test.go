@@ -1,13 +1,11 @@
 package policyfile
 
 import (
-	"bytes"
-	"go/format"
-	"os"
 	"reflect"
 	"testing"
 
 	"jail/internal/searchpath"
+	"jail/internal/testfiles"
 	"jail/internal/tomlstrict"
 )
 
@@ -19,13 +17,7 @@ func TestBuiltinDefsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := format.Source([]byte(src))
-	if err != nil {
-		t.Fatalf("generated code: %v\n%s", err, src)
-	}
-	if have, _ := os.ReadFile("builtin_layers.go"); !bytes.Equal(have, want) {
-		t.Fatal("builtin_layers.go is stale: run go generate ./seccomp/policyfile")
-	}
+	testfiles.Fresh(t, "builtin_layers.go", src, "go generate ./seccomp/policyfile")
 }
 
 // TestBuiltinDefsDecodeAlike checks the generated policies against decoding

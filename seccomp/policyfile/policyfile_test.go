@@ -10,31 +10,16 @@ import (
 	"strings"
 	"testing"
 
+	"jail/internal/testfiles"
 	"jail/internal/tomlstrict"
 	"jail/seccomp"
 )
-
-// writeFiles creates files (name → content) in a new temporary directory.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		path := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // searchDir makes a search directory holding policies (seccomp/NAME.toml),
 // given as path → content.
 func searchDir(t *testing.T, files map[string]string) (string, Options) {
 	t.Helper()
-	dir := writeFiles(t, files)
+	dir := testfiles.Write(t, files)
 	return dir, Options{SearchPath: []string{dir}}
 }
 
@@ -160,7 +145,7 @@ func TestPolicyGroups(t *testing.T) {
 }
 
 func TestPolicyLookup(t *testing.T) {
-	first := writeFiles(t, map[string]string{
+	first := testfiles.Write(t, map[string]string{
 		"seccomp/mine.toml":  "description = \"first\"\nextends = \"mine\"\n", // its own name: the next one's
 		"seccomp/none.toml":  "default = \"allow\"\n",                         // cannot replace "none"
 		"seccomp/bad.toml":   "default = \"deny\"\n",
@@ -168,7 +153,7 @@ func TestPolicyLookup(t *testing.T) {
 		"seccomp/notes.txt":  "",
 		"seccomp/mine2.toml": "extends = \"mine\"\n",
 	})
-	second := writeFiles(t, map[string]string{
+	second := testfiles.Write(t, map[string]string{
 		"seccomp/mine.toml": "description = \"second\"\ndefault = \"log\"\n",
 	})
 	opts := Options{SearchPath: []string{first, second, filepath.Join(first, "missing")}}
@@ -180,7 +165,7 @@ func TestPolicyLookup(t *testing.T) {
 	}
 	for _, name := range builtinNames() {
 		// A built-in's name is the built-in's: a file cannot replace it.
-		dir := writeFiles(t, map[string]string{"seccomp/" + name + ".toml": "default = \"allow\"\n"})
+		dir := testfiles.Write(t, map[string]string{"seccomp/" + name + ".toml": "default = \"allow\"\n"})
 		builtin := mustPolicy(t, name, Options{})
 		if p := mustPolicy(t, name, Options{SearchPath: []string{dir}}); !reflect.DeepEqual(p, builtin) {
 			t.Errorf("a file replaced the built-in %s", name)
