@@ -86,6 +86,9 @@ func newApp(started time.Time, command []string) *cli.App {
 			versionCommand(),
 		},
 	}
+	// Setup first: it adds the help commands, which must say a bad flag
+	// in one line too (Run does not set up again).
+	app.Setup()
 	oneLineUsageErrors(app.Commands)
 	app.OnUsageError = usageError
 	return app
