@@ -174,30 +174,6 @@ int handoff_read(int fd, struct handoff *h, struct jerr *e)
 	return 0;
 }
 
-/* A writer that first only counts (p NULL), then, into a buffer of the
- * size counted, writes: the tail is written twice and never grown. */
-struct writer {
-	unsigned char *p;
-	size_t n;
-};
-
-static void put(struct writer *w, const void *data, size_t n)
-{
-	if (w->p)
-		memcpy(w->p + w->n, data, n);
-	w->n += n;
-}
-
-static void put_u32(struct writer *w, uint32_t v) { put(w, &v, sizeof v); }
-
-/* put_str writes a string as wire.Writer.Str does: length, bytes, NUL. */
-static void put_str(struct writer *w, const char *s, size_t n)
-{
-	put_u32(w, (uint32_t)n);
-	put(w, s, n);
-	put(w, "", 1);
-}
-
 static const char *env_lookup(char **envp, const char *name)
 {
 	size_t n = strlen(name);
@@ -221,7 +197,7 @@ static int set_has(struct wire set, const char *name)
 
 /* put_env writes the command's environment: the kept host variables that
  * are set, then the plan's own; nothing else of the host's. */
-static void put_env(struct writer *w, const struct run_plan *p, char **environ_)
+static void put_env(struct wire_out *w, const struct run_plan *p, char **environ_)
 {
 	struct wire keep = p->keep, set = p->set;
 	const char *kept[1024];
@@ -233,45 +209,45 @@ static void put_env(struct writer *w, const struct run_plan *p, char **environ_)
 			kept[nkept++] = kv;
 	}
 	uint32_t nset = wire_u32(&set);
-	put_u32(w, nkept + nset);
+	wire_put_u32(w, nkept + nset);
 	for (uint32_t i = 0; i < nkept; i++)
-		put_str(w, kept[i], strlen(kept[i]));
+		wire_put_bytes(w, kept[i], strlen(kept[i]));
 	for (uint32_t i = 0; i < nset && !set.bad; i++) {
 		size_t n;
 		const char *kv = wire_bytes(&set, &n);
-		put_str(w, kv, n);
+		wire_put_bytes(w, kv, n);
 	}
 }
 
 /* put_body writes what the frame's length counts: the plan, the tail. */
-static void put_body(struct writer *w, const struct run_plan *p, char **argv, char **environ_, uint32_t umask)
+static void put_body(struct wire_out *w, const struct run_plan *p, char **argv, char **environ_, uint32_t umask)
 {
-	put_str(w, (const char *)p->raw, p->raw_len);
+	wire_put_bytes(w, (const char *)p->raw, p->raw_len);
 	uint32_t argc = 0;
 	while (argv[argc])
 		argc++;
-	put_u32(w, argc);
+	wire_put_u32(w, argc);
 	for (uint32_t i = 0; i < argc; i++)
-		put_str(w, argv[i], strlen(argv[i]));
+		wire_put_bytes(w, argv[i], strlen(argv[i]));
 	put_env(w, p, environ_);
-	put_u32(w, umask);
+	wire_put_u32(w, umask);
 }
 
 int forward_encode(const struct run_plan *p, char **argv, char **environ_, uint32_t umask, unsigned char **out,
 		   size_t *len, struct jerr *e)
 {
-	struct writer count = {0};
+	struct wire_out count = {0};
 	put_body(&count, p, argv, environ_, umask);
 	if (count.n > FORWARD_MAX)
 		return jerr_set(e, E2BIG, "plan: the command, its environment and the plan");
-	struct writer w = {.p = malloc(4 + count.n + 1)};
+	struct wire_out w = {.p = malloc(4 + count.n + 1)};
 	if (!w.p)
 		return jerr_set(e, ENOMEM, "plan");
-	put_u32(&w, (uint32_t)count.n);
+	wire_put_u32(&w, (uint32_t)count.n);
 	put_body(&w, p, argv, environ_, umask);
 	/* Not in the frame: the init stage reads it before it starts PID 1,
 	 * and the runner sends it once the jail is in its cgroup. */
-	put(&w, "C", 1);
+	wire_put(&w, "C", 1);
 	*out = w.p;
 	*len = w.n;
 	return 0;

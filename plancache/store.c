@@ -39,21 +39,6 @@ static int deps_valid(const char *deps, size_t dlen)
 	return !w.bad && w.p == w.end;
 }
 
-static unsigned char *put_u32(unsigned char *p, uint32_t v)
-{
-	memcpy(p, &v, sizeof v); /* little-endian, as wire.h reads it */
-	return p + sizeof v;
-}
-
-/* put_bytes writes n bytes as wire.h's bytes: length, bytes, NUL. */
-static unsigned char *put_bytes(unsigned char *p, const void *s, size_t n)
-{
-	p = put_u32(p, (uint32_t)n);
-	memcpy(p, s, n);
-	p[n] = 0;
-	return p + n + 1;
-}
-
 /* write_entry writes buf as dir's entry name: into a new file of its own,
  * renamed over name when whole, so a reader sees the old entry or the new
  * one, never a part. */
@@ -145,28 +130,39 @@ static void prune(int dir)
 	free(all);
 }
 
+/* put_entry writes an entry (entry.h): the key, the deps as Go encoded
+ * them, the plan. */
+static void put_entry(struct wire_out *w, const struct pc_key *k, const char *deps, size_t dlen, const unsigned char *plan,
+		      size_t len)
+{
+	wire_put_u32(w, PC_MAGIC);
+	wire_put_u32(w, PC_VERSION);
+	wire_put_bytes(w, k->p, k->len);
+	wire_put(w, deps, dlen);
+	wire_put_bytes(w, plan, len);
+}
+
 int pc_store(const char *run, char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen)
 {
 	struct pc_key k = {0};
-	unsigned char *buf = NULL;
+	struct wire_out w = {0};
 	int dir = -1, r = -1;
 	if (dlen == 0 || !deps_valid(deps, dlen) || pc_make_key(argv, &k) < 0)
 		goto out;
-	size_t n = 8 + (4 + k.len + 1) + dlen + (4 + len + 1);
-	if (n > PC_MAX || !(buf = malloc(n)) || (dir = pc_cache_dir(run, 1)) < 0)
+	put_entry(&w, &k, deps, dlen, plan, len); /* counts */
+	size_t n = w.n;
+	if (n > PC_MAX || !(w.p = malloc(n)) || (dir = pc_cache_dir(run, 1)) < 0)
 		goto out;
-	unsigned char *p = put_u32(put_u32(buf, PC_MAGIC), PC_VERSION);
-	p = put_bytes(p, k.p, k.len);
-	memcpy(p, deps, dlen);
-	put_bytes(p + dlen, plan, len);
+	w.n = 0;
+	put_entry(&w, &k, deps, dlen, plan, len);
 	char name[17];
 	pc_name(&k, name);
-	if ((r = write_entry(dir, name, buf, n)) == 0)
+	if ((r = write_entry(dir, name, w.p, n)) == 0)
 		prune(dir);
 out:
 	if (dir >= 0)
 		close(dir);
-	free(buf);
+	free(w.p);
 	free(k.p);
 	return r;
 }

@@ -1,8 +1,9 @@
-/* The plan's wire format, read side: the Go planner writes it (wire.go),
- * the runner and the init stage read it here without copying (and the
- * runner writes its per-run tail in the same format: jail/runplan.c). C,
- * as both run before the Go runtime. Every read is bounds-checked; a short
- * or malformed plan sets bad and yields zeros and empty strings. */
+/* The plan's wire format in C: the Go planner writes it (wire.go), the
+ * runner and the init stage read it here without copying, and C writes it
+ * here too (the runner's per-run tail, jail/runplan.c; the plan cache's
+ * entries, plancache/store.c). C, as both run before the Go runtime. Every
+ * read is bounds-checked; a short or malformed plan sets bad and yields
+ * zeros and empty strings. */
 #ifndef JAIL_WIRE_H
 #define JAIL_WIRE_H
 
@@ -67,6 +68,31 @@ static inline const char *wire_str(struct wire *w)
 		return "";
 	}
 	return s;
+}
+
+/* wire_out writes the format: with p NULL it only counts, so a writer
+ * sizes its buffer first and then writes into it whole, never growing. */
+struct wire_out {
+	unsigned char *p;
+	size_t n;
+};
+
+static inline void wire_put(struct wire_out *w, const void *data, size_t n)
+{
+	if (w->p)
+		memcpy(w->p + w->n, data, n);
+	w->n += n;
+}
+
+static inline void wire_put_u32(struct wire_out *w, uint32_t v) { wire_put(w, &v, sizeof v); }
+
+/* wire_put_bytes writes n bytes as wire_bytes reads them (and Go's
+ * Writer.Bytes and Writer.Str write them): length, bytes, NUL. */
+static inline void wire_put_bytes(struct wire_out *w, const void *s, size_t n)
+{
+	wire_put_u32(w, (uint32_t)n);
+	wire_put(w, s, n);
+	wire_put(w, "", 1);
 }
 
 #endif
