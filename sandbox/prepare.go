@@ -89,9 +89,10 @@ func planOptions() jail.PlanOptions {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		version = "sandbox " + bi.Main.Version
 	}
+	state := plancache.StateDir()
 	return jail.PlanOptions{
-		Protected:    []string{plancache.StateDir()},
-		SeccompCache: filepath.Join(plancache.StateDir(), "seccomp"),
+		Protected:    []string{state},
+		SeccompCache: filepath.Join(state, "seccomp"),
 		Version:      version,
 	}
 }
