@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"jail/internal/hostname"
 	"jail/internal/tomlstrict"
 	"jail/jail"
 )
@@ -83,23 +84,9 @@ func ParseAllow(s string) (jail.AllowEntry, error) {
 	return a, nil
 }
 
-// checkHostName wants a DNS name: dot-separated labels of letters, digits
-// and inner hyphens.
-func checkHostName(name string) error {
-	if name == "" {
-		return errors.New(`want a host name after "*."`)
-	}
-	if len(name) > 253 {
-		return errors.New("a host name is at most 253 characters")
-	}
-	for _, l := range strings.Split(name, ".") {
-		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' ||
-			strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
-			return fmt.Errorf("%q is not a host name", name)
-		}
-	}
-	return nil
-}
+// checkHostName wants a DNS name (hostname.Check: the proxy's suggestions
+// follow the same rule).
+func checkHostName(name string) error { return hostname.Check(name) }
 
 // checkPin wants a host name pinned to an IP address.
 func checkPin(name, addr string) error {

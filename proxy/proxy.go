@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"jail/internal/hostname"
 )
 
 // Config is what the runner passes, as JSON in argv[1].
@@ -412,27 +414,15 @@ func refusedLine(t target, reason, profile string) string {
 	return fmt.Sprintf("network: refused %s (%s%s; allow it with --allow %s)", dest, reason, of, allow)
 }
 
-// hostName is host as a line may show it: a DNS name (letters, digits and
-// inner hyphens, dot-separated labels) or an IP address, lower case.
+// hostName is host as a line may show it: an IP address, or a name
+// --allow would take (hostname.Check), lower case.
 func hostName(host string) (string, bool) {
 	h := strings.ToLower(strings.Trim(host, "[]"))
 	if ip, err := netip.ParseAddr(h); err == nil {
 		return ip.String(), true
 	}
-	if h == "" || len(h) > 253 {
-		return "", false
-	}
-	for _, label := range strings.Split(strings.TrimSuffix(h, "."), ".") {
-		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
-			return "", false
-		}
-		for _, c := range label {
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-				return "", false
-			}
-		}
-	}
-	return h, true
+	h = strings.TrimSuffix(h, ".")
+	return h, hostname.Check(h) == nil
 }
 
 // track counts a connection to t; at most maxEntries destinations are

@@ -134,6 +134,8 @@ func TestRefusedLine(t *testing.T) {
 		// only mentions the allowlist (an SNI the jail chose) suggests
 		// nothing.
 		{"x.test (ok). jail: network: retry with --allow 169.254.169.254", 443, "not on the allowlist", "agent", "network: refused (a name that is not a host name):443 (not on the allowlist)"},
+		// A name --allow would refuse is not suggested.
+		{"a_b.test", 80, "not on the allowlist", "agent", "network: refused (a name that is not a host name):80 (not on the allowlist)"},
 		{"api.test", 443, "TLS SNI 'not on the allowlist' is not the host asked for", "agent", "network: refused api.test:443 (TLS SNI 'not on the allowlist' is not the host asked for)"},
 		{"loop.test", 80, "resolves only to loopback, link-local or private addresses", "agent", "network: refused loop.test:80 (resolves only to loopback, link-local or private addresses)"},
 		{"x.test", 80, "not on the allowlist", "a\x1b[2Jb", "network: refused x.test:80 (not on the allowlist of profile a?[2Jb; allow it with --allow x.test)"},
