@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -196,6 +197,13 @@ static void runner_map(struct runner *r)
 static void runner_send(struct runner *r)
 {
 	fcntl(r->plan_out, F_SETFL, O_NONBLOCK);
+	/* All of it but the last byte fits the pipe, or the init stage would
+	 * wait for the rest until the attach is done, and the grace period
+	 * would be on the run's critical path: a plan (its seccomp program,
+	 * mounts and answers) is often more than a pipe's default 64 KiB.
+	 * Past the host's pipe-max-size it goes as it can. */
+	if (r->fwd_len > 65536)
+		fcntl(r->plan_out, F_SETPIPE_SZ, (int)(r->fwd_len < INT_MAX ? r->fwd_len : INT_MAX));
 	r->fwd_sendable = r->fwd_len - 1;
 	ssize_t n = write(r->plan_out, r->fwd, r->fwd_sendable);
 	if (n > 0)
