@@ -23,7 +23,6 @@
 #include <unistd.h>
 
 #include "internal/wire/err.h"
-#include "jail/proxyctl.h"
 #include "jail/runplan.h"
 #include "jail/stage.h"
 #include "mount/mount.h"
@@ -121,11 +120,16 @@ static int become(const struct run_plan *p, struct jerr *e)
 
 /* namespaces_enter makes the other namespaces, owned by the new user
  * namespace (the cgroup one once the jail is in its cgroup), and takes
- * the command's ids. */
-static int namespaces_enter(const struct run_plan *p, struct jerr *e)
+ * the command's ids. For the allowlist it opens the TUN device into *tun
+ * first: in the new network namespace, where the device will be, and
+ * while the host's /dev is visible and, for root, the ids the host checks
+ * its node's mode against are still root's. */
+static int namespaces_enter(const struct run_plan *p, int *tun, struct jerr *e)
 {
 	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | ((p->proc_flags & PROC_HOST_NET) ? 0 : CLONE_NEWNET)) < 0)
 		return jerr_set(e, errno, "create mount, network, IPC and UTS namespaces");
+	if ((p->proc_flags & PROC_ALLOWLIST) && (*tun = tun_open(e)) < 0)
+		return -1;
 	if (become(p, e) < 0)
 		return -1;
 	/* Again: a uid change resets it to fs.suid_dumpable, which some
@@ -190,7 +194,7 @@ static int pid1_start(struct jerr *e)
  * jail; the hostname), the command's process forked, the root built; then
  * it lets the command exec and stays as the jail's init. It returns only
  * on failure. */
-static int pid1_build(const struct forwarded *f, struct jerr *e)
+static int pid1_build(const struct forwarded *f, int tun, struct jerr *e)
 {
 	const struct run_plan *p = &f->plan;
 	if (!(p->proc_flags & PROC_HOST_NET) && loopback_up(e) < 0)
@@ -211,14 +215,18 @@ static int pid1_build(const struct forwarded *f, struct jerr *e)
 	if (pid < 0)
 		return jerr_set(e, errno, "fork the command");
 	if (pid == 0) {
+		if (tun >= 0)
+			close(tun);
 		if (go[1] != FD_GO && dup3(go[1], FD_GO, O_CLOEXEC) < 0)
 			_exit(125);
 		command_exec(f);
 	}
 	close(go[1]);
-	if ((p->proc_flags & PROC_ALLOWLIST) && proxy_listeners(FD_NET, e) < 0)
+	if (!(p->proc_flags & PROC_HOST_NET) && net_handover(FD_NET, (p->proc_flags & PROC_ALLOWLIST) != 0, tun, e) < 0)
 		return -1;
 	close(FD_NET);
+	if (tun >= 0)
+		close(tun);
 
 	umask(0); /* modes in the plan are exact */
 	struct wire mounts = {.p = (const unsigned char *)p->mounts, .end = (const unsigned char *)p->mounts + p->mounts_len};
@@ -242,6 +250,7 @@ int init_stage(void)
 	struct jerr e = {0};
 	struct forwarded f;
 	unsigned char *buf = NULL;
+	int tun = -1;
 	memset(&f, 0, sizeof f);
 
 	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
@@ -249,10 +258,10 @@ int init_stage(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	/* The containment checklist: every step of the init stage, in order.
 	 * Each either succeeds or says why, and the run ends. */
-	if (userns_enter(&e) < 0 || plan_receive(&f, &buf, &e) < 0 || namespaces_enter(&f.plan, &e) < 0 ||
+	if (userns_enter(&e) < 0 || plan_receive(&f, &buf, &e) < 0 || namespaces_enter(&f.plan, &tun, &e) < 0 ||
 	    cgroup_enter(&e) < 0 || pid1_start(&e) < 0)
 		goto fail;
-	pid1_build(&f, &e);
+	pid1_build(&f, tun, &e);
 fail:
 	stage_error(&e);
 	forward_free(&f);

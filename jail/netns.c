@@ -1,15 +1,22 @@
-/* The jail's network namespace: new and empty but for loopback, which PID 1
- * brings up so that a server the command starts on 127.0.0.1 works (the
- * allowlist proxy's listeners there: proxyctl.c). C, as the whole init
- * stage is (stage.h says why). */
+/* The jail's network namespace, as PID 1 leaves it before the root is
+ * built: loopback up (a server the command starts on 127.0.0.1 works), and
+ * the sockets jail's side serves from the host's, handed to the runner
+ * (net_handover): the resolver's on 127.0.0.1:53 in every mode but host,
+ * and for the allowlist the proxy's listeners and the TUN device (tun.c).
+ * The runner starts jail's side on their first use (proxyctl.c). C, as the
+ * whole init stage is (stage.h says why). */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "internal/linux/fdpass.h"
 #include "jail/stage.h"
 
 int loopback_up(struct jerr *e)
@@ -28,4 +35,46 @@ int loopback_up(struct jerr *e)
 	int err = errno;
 	close(s);
 	return r < 0 ? jerr_set(e, err, "bring up loopback") : 0;
+}
+
+/* bound makes a socket of type on 127.0.0.1:port, listening when it is a
+ * stream: binding 53 needs the jail's CAP_NET_BIND_SERVICE, which PID 1
+ * has in its user namespace. */
+static int bound(int type, int port, struct jerr *e)
+{
+	int s = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return jerr_set(e, errno, "network: socket");
+	int one = 1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    (type == SOCK_STREAM && listen(s, 128) < 0)) {
+		int err = errno;
+		close(s);
+		return jerr_set(e, err, "network: listen on 127.0.0.1:%d in the jail", port);
+	}
+	return s;
+}
+
+int net_handover(int sock, int allowlist, int tun, struct jerr *e)
+{
+	int fds[NET_NFDS], n = 0, r = -1;
+	static const int types[] = {SOCK_DGRAM, SOCK_STREAM, SOCK_STREAM, SOCK_STREAM};
+	static const int ports[] = {RESOLVER_PORT, RESOLVER_PORT, PROXY_HTTP_PORT, PROXY_SOCKS_PORT};
+	int want = allowlist ? NET_NFDS - 1 : NET_DNS_FDS;
+	for (; n < want; n++)
+		if ((fds[n] = bound(types[n], ports[n], e)) < 0)
+			goto out;
+	if (allowlist) {
+		if (tun_setup(tun, e) < 0)
+			goto out;
+		fds[n++] = tun;
+	}
+	if ((r = fd_send(sock, fds, n)) < 0)
+		jerr_set(e, errno, "network: hand the jail's sockets to jail");
+out:
+	for (int i = 0; i < n; i++)
+		if (fds[i] != tun)
+			close(fds[i]);
+	return r;
 }

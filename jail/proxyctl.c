@@ -1,10 +1,10 @@
-/* The allowlist proxy's lifecycle: PID 1 makes its listeners in the jail's
- * network namespace and sends them to the runner (proxy_listeners); the
- * runner starts the proxy on the first connection, in the run's cgroup
- * from birth, holding none of the caller's files, and unable to outlive
- * the runner; reads its report as it goes; and stops it at the end. C, as
- * the runner and PID 1 are: a replayed run never starts Go, and the proxy
- * (Go, proxy/) starts only when needed. */
+/* The network helper's lifecycle, on the runner's side: it takes the
+ * sockets PID 1 made in the jail (netns.c), starts the helper on their
+ * first use, in the run's cgroup from birth, holding none of the caller's
+ * files, and unable to outlive the runner; reads its report as it goes;
+ * and stops it at the end. C, as the runner is: a replayed run never
+ * starts Go, and the helper (Go: proxy/, netstack/) starts only when
+ * needed. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,48 +30,16 @@
 #include "jail/selfexec.h"
 #include "jail/stage.h"
 
-/* The proxy's fds, as proxy/proxy.go reads them. */
-enum { PX_HTTP = 3, PX_SOCKS, PX_REPORT, PX_CONFIG, PX_LIFELINE, PX_NFDS = 5 };
-
-/* listen_on makes a listening TCP socket on 127.0.0.1:port. */
-static int listen_on(int port, struct jerr *e)
-{
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return jerr_set(e, errno, "proxy: socket");
-	int one = 1;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 || bind(s, (struct sockaddr *)&a, sizeof a) < 0 ||
-	    listen(s, 128) < 0) {
-		int err = errno;
-		close(s);
-		return jerr_set(e, err, "proxy: listen on 127.0.0.1:%d in the jail", port);
-	}
-	return s;
-}
-
-int proxy_listeners(int sock, struct jerr *e)
-{
-	int fds[2];
-	if ((fds[0] = listen_on(PROXY_HTTP_PORT, e)) < 0)
-		return -1;
-	if ((fds[1] = listen_on(PROXY_SOCKS_PORT, e)) < 0) {
-		close(fds[0]);
-		return -1;
-	}
-	int r = fd_send(sock, fds, 2);
-	int err = errno;
-	close(fds[0]);
-	close(fds[1]);
-	return r == 0 ? 0 : jerr_set(e, err, "proxy: hand the listeners to jail");
-}
+/* The helper's fds, as proxy/proxy.go reads them: its pipes, then the
+ * network's sockets in stage.h's NET_* order. */
+enum { PX_REPORT = 3, PX_CONFIG, PX_LIFELINE, PX_NET, PX_MAX = PX_NET + NET_NFDS };
 
 /* child_fail tells the runner, on the report pipe, why the proxy could
  * not start, and ends the child: the jail then has no network at all. */
 static void child_fail(int report, const char *what)
 {
 	char line[256];
-	int n = snprintf(line, sizeof line, "jail: allowlist proxy: %s: %s\n", what, strerror(errno));
+	int n = snprintf(line, sizeof line, "jail: network helper: %s: %s\n", what, strerror(errno));
 	if (n > 0 && write(report, line, (size_t)n) < 0)
 		_exit(125);
 	_exit(125);
@@ -83,20 +51,20 @@ static void child_fail(int report, const char *what)
  * stay the caller's: a proxy holding them would keep a caller reading to
  * EOF waiting; what it says goes on its report pipe), its fds and nothing
  * else, no new privileges, every signal at its default. */
-static void child(const struct cg_run *cg, const int *high, pid_t runner)
+static void child(const struct cg_run *cg, const int *high, int n, pid_t runner)
 {
 	static char *const argv[] = {"jail-proxy", NULL};
 	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
-	int report = high[PX_REPORT - PX_HTTP];
+	int report = high[0];
 	struct jerr e;
 	if (!cg->v2 && cg->n && cg_join(cg, 0, &e) < 0)
 		child_fail(report, "join the run's cgroup");
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
 		child_fail(report, "stdio");
-	if (selfexec_fds(high, PX_NFDS, PX_HTTP) < 0)
+	if (selfexec_fds(high, n, PX_REPORT) < 0)
 		child_fail(report, "fds");
-	if (close_fds_from(PX_LIFELINE + 1, NULL, 0) < 0 || chdir("/") < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+	if (close_fds_from(PX_REPORT + n, NULL, 0) < 0 || chdir("/") < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		child_fail(PX_REPORT, "close fds, chdir, no_new_privs");
 	sigset_t all;
 	sigfillset(&all);
@@ -104,14 +72,24 @@ static void child(const struct cg_run *cg, const int *high, pid_t runner)
 	child_fail(PX_REPORT, "exec");
 }
 
-/* proxy_start starts the proxy on the listeners, with config (JSON) on a
- * pipe, in the run's cgroup cg; it returns the report pipe's read end, or
- * -1 when it could not even fork. The listeners are the proxy's, or
- * closed, either way. */
+/* net_close closes the runner's copies of the network's sockets. */
+static void net_close(struct proxy *px)
+{
+	for (int i = 0; i < NET_NFDS; i++) {
+		if (px->fd[i] >= 0)
+			close(px->fd[i]);
+		px->fd[i] = -1;
+	}
+}
+
+/* proxy_start starts the helper on the network's sockets, with config
+ * (JSON) on a pipe, in the run's cgroup cg; it returns the report pipe's
+ * read end, or -1 when it could not even fork. The sockets are the
+ * helper's, or closed, either way. */
 static int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
 {
-	int rep[2] = {-1, -1}, cfg[2] = {-1, -1}, life[2] = {-1, -1}, high[PX_NFDS];
-	int ok = 0, raised = 0;
+	int rep[2] = {-1, -1}, cfg[2] = {-1, -1}, life[2] = {-1, -1}, high[PX_MAX - PX_REPORT];
+	int ok = 0, raised = 0, nfds = PX_NET - PX_REPORT + px->nfds;
 	size_t n = strlen(config);
 	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(cfg, O_CLOEXEC) < 0 || pipe2(life, O_CLOEXEC) < 0)
 		goto out;
@@ -123,8 +101,10 @@ static int proxy_start(struct proxy *px, const char *config, const struct cg_run
 	close(cfg[1]);
 	cfg[1] = -1;
 	/* Above every number the child dup2s onto, so none clobbers another. */
-	int src[PX_NFDS] = {px->http, px->socks, rep[1], cfg[0], life[0]};
-	if (fds_above(src, PX_NFDS, 16, high) < 0)
+	int src[PX_MAX - PX_REPORT] = {rep[1], cfg[0], life[0]};
+	for (int i = 0; i < px->nfds; i++)
+		src[PX_NET - PX_REPORT + i] = px->fd[i];
+	if (fds_above(src, nfds, 16, high) < 0)
 		goto out;
 	raised = 1;
 	/* A fork that the runner waits on until it execs (CLONE_VFORK), not
@@ -138,7 +118,7 @@ static int proxy_start(struct proxy *px, const char *config, const struct cg_run
 	}
 	pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
 	if (pid == 0)
-		child(cg, high, runner);
+		child(cg, high, nfds, runner);
 	/* Started, or dead before its exec: then it said why on the report
 	 * pipe, and its end there is the jail's loss of network. */
 	if (pid > 0) {
@@ -146,13 +126,13 @@ static int proxy_start(struct proxy *px, const char *config, const struct cg_run
 		ok = 1;
 	}
 out:
-	for (int i = 0; raised && i < PX_NFDS; i++)
+	for (int i = 0; raised && i < nfds; i++)
 		close(high[i]);
-	int fds[] = {rep[1], cfg[0], cfg[1], life[0], px->http, px->socks};
+	int fds[] = {rep[1], cfg[0], cfg[1], life[0]};
 	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	px->http = px->socks = -1;
+	net_close(px);
 	if (!ok) {
 		if (rep[0] >= 0)
 			close(rep[0]);
@@ -169,25 +149,24 @@ out:
 void on_proxy_listeners(struct runner *r, short revents)
 {
 	struct proxy *px = &r->px;
-	int fds[2];
-	if (fd_recv(px->net, fds, 2) == 0)
-		px->http = fds[0], px->socks = fds[1];
+	int fds[NET_NFDS];
+	if (fd_recv(px->net, fds, px->nfds) == 0)
+		memcpy(px->fd, fds, sizeof fds[0] * (size_t)px->nfds);
 	close(px->net);
 	px->net = -1;
 }
 
-/* Without the proxy the allowlist is no network at all: the run goes on. */
+/* Without the helper the jail has no network at all: with the TUN device
+ * there, connections would hang, so the run ends. */
 void on_proxy_connect(struct runner *r, short revents)
 {
 	r->px.report = proxy_start(&r->px, r->plan->net_config, &r->cg);
 	if (r->px.report < 0)
-		r->o.fatal = "could not start the allowlist proxy (fork)";
+		r->o.fatal = "could not start the jail's network helper (fork)";
 	if (r->o.fatal)
 		kill_jail(r);
 }
 
-/* The proxy ended before the jail: the jail has no network from now; the
- * record says so. */
 void on_proxy_report(struct runner *r, short revents)
 {
 	if (proxy_read(&r->px, r->px.report))
@@ -195,6 +174,11 @@ void on_proxy_report(struct runner *r, short revents)
 	close(r->px.report);
 	r->px.report = -1;
 	r->px.failed = 1;
+	/* Still running: the command's status has not come. */
+	if (r->px.nfds > NET_TUN && r->status_in >= 0) {
+		r->o.fatal = "the jail's network stack ended during the run (its connections would hang), so the run was ended";
+		kill_jail(r);
+	}
 }
 
 /* printable copies at most size-1 bytes of s into out, each byte that is
@@ -278,9 +262,7 @@ int proxy_read(struct proxy *px, int fd)
 void proxy_stop(struct proxy *px)
 {
 	int fd = px->report;
-	if (px->http >= 0)
-		close(px->http), close(px->socks);
-	px->http = px->socks = -1;
+	net_close(px);
 	if (!px->pid)
 		return;
 	kill(px->pid, SIGTERM);

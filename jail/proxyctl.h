@@ -1,8 +1,10 @@
-/* The allowlist proxy's lifecycle (proxyctl.c): PID 1 makes its listeners
- * in the jail's network namespace and hands them to the runner; the proxy
- * itself, Go (proxy/), is started by the runner on the first connection
- * only, so a run that makes none pays nothing for it; it reports as it
- * goes, one line of JSON fields at a time, and is stopped at the end. */
+/* jail's side of the jail's network (proxyctl.c): PID 1 hands the runner
+ * the sockets it made in the jail's network namespace (netns.c: the
+ * resolver's, and for the allowlist the proxy's listeners and the TUN
+ * device); the helper that serves them, Go (proxy/, netstack/), is started
+ * by the runner on their first use only, so a run that never looks up a
+ * name or connects pays nothing for it; it reports as it goes, one line
+ * of JSON fields at a time, and is stopped at the end. */
 #ifndef JAIL_PROXYCTL_H
 #define JAIL_PROXYCTL_H
 
@@ -10,6 +12,7 @@
 #include <sys/types.h>
 
 #include "internal/wire/err.h"
+#include "jail/stage.h"
 
 struct runner;
 
@@ -22,8 +25,9 @@ struct runner;
 #define PROXY_REFUSED_LEN 1040
 
 struct proxy {
-	int net;         /* the socket PID 1 sends the listeners on (stage.h's FD_NET), or -1 */
-	int http, socks; /* the listeners, until the proxy takes them */
+	int net;           /* the socket PID 1 sends the network's sockets on (stage.h's FD_NET), or -1 */
+	int fd[NET_NFDS];  /* those sockets (stage.h's NET_*), until the helper takes them; -1: none */
+	int nfds;          /* how many PID 1 sends: NET_DNS_FDS, or NET_NFDS for the allowlist */
 	int report;      /* the proxy's report pipe, while it runs */
 	pid_t pid;
 	int lifeline; /* the write end of the proxy's lifeline: its EOF is the runner's end */
@@ -31,7 +35,7 @@ struct proxy {
 	size_t len;
 	int overlong;   /* the line being read does not fit: it is dropped */
 	int incomplete; /* a report was dropped: the record's may be an older one */
-	int failed;     /* the proxy could not start, or ended before the jail */
+	int failed;     /* the helper could not start, or ended before the jail */
 	char note[1024]; /* what the proxy said that is not a report (why it failed) */
 	/* The proxy's refusals, a line each as the agent reads them at the
 	 * end of the run: the first PROXY_REFUSED_SAID, and how many in all. */
@@ -39,20 +43,17 @@ struct proxy {
 	unsigned nrefused;
 };
 
-/* proxy_listeners, in PID 1, makes the proxy's two listening sockets on
- * the jail's loopback (HTTP, SOCKS5) and sends them over sock to the
- * runner, which serves them from the host's side. */
-int proxy_listeners(int sock, struct jerr *e);
-
-/* on_proxy_listeners takes the listeners PID 1 sent; EOF: it made none
+/* on_proxy_listeners takes the sockets PID 1 sent; EOF: it made none
  * (it failed, and says why on the error pipe). */
 void on_proxy_listeners(struct runner *r, short revents);
 
-/* on_proxy_connect is the first connection: the proxy starts, and takes
- * it (and the rest) from the listeners. */
+/* on_proxy_connect is the first use of any of the sockets (a lookup, a
+ * connection, a packet): the helper starts, and takes them all. */
 void on_proxy_connect(struct runner *r, short revents);
 
-/* on_proxy_report takes what the proxy wrote on its report pipe. */
+/* on_proxy_report takes what the helper wrote on its report pipe; at its
+ * end before the jail's, with the TUN device in the jail (which would then
+ * black-hole every connection), the run ends. */
 void on_proxy_report(struct runner *r, short revents);
 
 /* proxy_read takes what the proxy wrote on fd; 0 at its end. */

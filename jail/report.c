@@ -192,8 +192,9 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 	fprintf(f, "\"limits\":%s,\"network\":", p->limits_json[0] ? p->limits_json : "{}");
 	json_str(f, p->net_mode[0] ? p->net_mode : "none");
 	fputc(',', f);
-	/* The proxy's report: JSON it made itself, or nothing to say. */
-	if (strcmp(p->net_mode, "allowlist") == 0) {
+	/* The network helper's report (every mode but host: the resolver
+	 * refuses lookups in none): JSON it made itself, or nothing to say. */
+	if (strcmp(p->net_mode, "host") != 0) {
 		fprintf(f, "%s,", o->proxy && o->proxy->last[0] ? o->proxy->last : "\"network_denied\":[],\"network_allowed\":[]");
 		if (o->proxy && o->proxy->failed)
 			fputs("\"network_proxy_failed\":true,", f);
@@ -440,8 +441,8 @@ void finish(const struct run_plan *p, const struct outcome *o, const char *jail_
 		code = 125;
 	}
 	free(rec);
-	/* What the allowlist refused, as the agent's model reads it: the
-	 * record is not shown to it. */
+	/* What the network refused (a lookup, a connection), as the agent's
+	 * model reads it: the record is not shown to it. */
 	if (o->proxy) {
 		for (unsigned i = 0; i < o->proxy->nrefused && i < PROXY_REFUSED_SAID; i++)
 			say(o->proxy->refused[i]);
@@ -452,12 +453,12 @@ void finish(const struct run_plan *p, const struct outcome *o, const char *jail_
 			say(more);
 		}
 	}
-	/* Why the allowlist proxy failed, when it did: the jail had no
+	/* Why the network helper failed, when it did: the jail had no
 	 * network from then on. Its words start "jail: " already. */
 	if (o->proxy && o->proxy->note[0])
 		say(o->proxy->note + (strncmp(o->proxy->note, "jail: ", 6) ? 0 : 6));
 	else if (o->proxy && o->proxy->failed)
-		say("the allowlist proxy ended before the jail: it had no network from then on");
+		say("the jail's network helper ended before the jail: it had no network from then on");
 	if (line)
 		say(line);
 	_exit(code);

@@ -222,10 +222,13 @@ static void runner_watch(struct runner *r, const sigset_t *fwd)
 		close(r->notify_sock);
 		r->notify_sock = -1;
 	}
-	if (strcmp(r->plan->net_mode, "allowlist") != 0) {
+	/* What PID 1 hands over: nothing when the jail has the host's
+	 * network, the resolver's sockets, and for the allowlist the rest. */
+	if (strcmp(r->plan->net_mode, "host") == 0) {
 		close(r->px.net);
 		r->px.net = -1;
 	}
+	r->px.nfds = strcmp(r->plan->net_mode, "allowlist") == 0 ? NET_NFDS : NET_DNS_FDS;
 	if (limits_arm(r) < 0 || signals_open(r, fwd) < 0)
 		fail_stage(r);
 }
@@ -339,14 +342,14 @@ static void on_stderr_gone(struct runner *r, short revents) { on_gone(r, 1, reve
 
 /* What the loop waits on, one slot each, handled in this order. */
 enum slot { S_PLAN, S_SYNC, S_ERROR, S_STATUS, S_SIGNAL, S_NOTIFY, S_LISTENER, S_PIDS, S_GONE1, S_OUT1, S_GONE2,
-	    S_OUT2, S_NET, S_HTTP, S_SOCKS, S_PROXY, S_FROZEN, S_TIMER, S_N };
+	    S_OUT2, S_NET, S_PX, S_PROXY = S_PX + NET_NFDS, S_FROZEN, S_TIMER, S_N };
 
 static void (*const handlers[S_N])(struct runner *r, short revents) = {
 	[S_PLAN] = on_plan,           [S_SYNC] = on_sync,           [S_ERROR] = on_error,
 	[S_STATUS] = on_status,       [S_SIGNAL] = on_signal,       [S_NOTIFY] = on_notify,
 	[S_LISTENER] = on_listener,   [S_PIDS] = on_pids,           [S_GONE1] = on_stdout_gone,
 	[S_OUT1] = on_stdout,         [S_GONE2] = on_stderr_gone,   [S_OUT2] = on_stderr,
-	[S_NET] = on_proxy_listeners, [S_HTTP] = on_proxy_connect,  [S_SOCKS] = on_proxy_connect,
+	[S_NET] = on_proxy_listeners, [S_PX ... S_PROXY - 1] = on_proxy_connect,
 	[S_PROXY] = on_proxy_report,  [S_FROZEN] = on_frozen,       [S_TIMER] = on_timer,
 };
 
@@ -355,10 +358,11 @@ static void watch(const struct runner *r, struct pollfd *fds)
 {
 	const int in[S_N] = {[S_SYNC] = r->sync_in,    [S_ERROR] = r->error_in,     [S_STATUS] = r->status_in,
 			     [S_SIGNAL] = r->sigfd,    [S_NOTIFY] = r->notify_sock, [S_LISTENER] = r->listener,
-			     [S_NET] = r->px.net,      [S_HTTP] = r->px.http,       [S_SOCKS] = r->px.socks,
-			     [S_PROXY] = r->px.report, [S_TIMER] = r->timer};
+			     [S_NET] = r->px.net,      [S_PROXY] = r->px.report,    [S_TIMER] = r->timer};
 	for (int i = 0; i < S_N; i++)
 		fds[i] = (struct pollfd){.fd = in[i], .events = POLLIN};
+	for (int i = 0; i < NET_NFDS; i++)
+		fds[S_PX + i].fd = r->px.fd[i];
 	int busy = r->fwd_sent < r->fwd_sendable || r->nsigq;
 	fds[S_PLAN] = (struct pollfd){.fd = busy ? r->plan_out : -1, .events = POLLOUT};
 	fds[S_PIDS] = (struct pollfd){.fd = r->pids, .events = r->pids_events};
@@ -461,7 +465,9 @@ static void runner_init(struct runner *r, const struct run_plan *p, uint64_t sta
 	r->sigfd = r->timer = r->pids = -1;
 	r->out_pipe[0] = r->out_pipe[1] = -1;
 	r->out[0].in = r->out[1].in = -1;
-	r->px.net = r->px.http = r->px.socks = r->px.report = r->px.lifeline = -1;
+	r->px.net = r->px.report = r->px.lifeline = -1;
+	for (int i = 0; i < NET_NFDS; i++)
+		r->px.fd[i] = -1;
 	r->cg = (struct cg_run){.dir_fd = -1, .pids_events = -1, .freeze = -1, .events = -1};
 }
 

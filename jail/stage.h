@@ -28,7 +28,7 @@
 #define FD_STATUS 5 /* write: the command's status record */
 #define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
 #define FD_NOTIFY 7 /* a unix socket: the seccomp listener goes to the runner through it */
-#define FD_NET 8    /* a unix socket: the allowlist proxy's listeners go to the runner through it */
+#define FD_NET 8    /* a unix socket: the network's sockets (net_handover) go to the runner through it */
 #define FD_WATCH 9  /* the runner's /proc/PID/stat: PID 1 stops the jail while jail is stopped */
 #define FD_FREEZE 10 /* v2: the run's cgroup.freeze, which PID 1 stops it with; else /dev/null */
 #define FD_TREES 11 /* the mount trees the runner cloned, if any */
@@ -41,9 +41,23 @@
 #define PROC_ALLOWLIST 8u   /* network = "allowlist": jail's proxy listens in the jail */
 
 /* The allowlist proxy's ports on the jail's 127.0.0.1 (its own network
- * namespace: nothing else is there). */
+ * namespace: nothing else is there), and the resolver's, which
+ * /etc/resolv.conf names. */
 #define PROXY_HTTP_PORT 3128
 #define PROXY_SOCKS_PORT 1080
+#define RESOLVER_PORT 53
+
+/* What PID 1 hands the runner on FD_NET, in this order: the resolver's
+ * UDP socket and TCP listener (every mode but host: NET_DNS_FDS of them),
+ * then, for the allowlist, the proxy's two listeners and the TUN device
+ * (NET_NFDS in all). jail's side gets them in the same order. */
+enum { NET_DNS_UDP, NET_DNS_TCP, NET_HTTP, NET_SOCKS, NET_TUN, NET_NFDS };
+#define NET_DNS_FDS 2
+
+/* The allowlist's TUN device in the jail (tun.c). Its MTU is large: TCP
+ * ends in jail's stack, a hop away, and the MTU sets its throughput. */
+#define TUN_NAME "jail0"
+#define TUN_MTU 65520
 
 /* The status record PID 1 writes on FD_STATUS when the command is gone. */
 #define STATUS_MAGIC 0x444e454au /* "JEND" */
@@ -81,8 +95,24 @@ void pid1_signals(sigset_t *set);
 int close_fds_from(int lo, const int *keep, int nkeep);
 
 /* loopback_up brings up lo in the jail's fresh network namespace, so
- * servers on 127.0.0.1 work inside; nothing else exists there. */
+ * servers on 127.0.0.1 work inside (netns.c). */
 int loopback_up(struct jerr *e);
+
+/* net_handover, in PID 1, makes the resolver's sockets on the jail's
+ * 127.0.0.1:53 and, when allowlist, the proxy's listeners and the TUN
+ * device from tun (configured: tun_setup), and sends them over sock to the
+ * runner, which serves them from the host's side (netns.c). tun stays the
+ * caller's to close. */
+int net_handover(int sock, int allowlist, int tun, struct jerr *e);
+
+/* tun_open opens /dev/net/tun, in the init stage, in the jail's network
+ * namespace and before it takes the command's ids; or says why not, with
+ * the fix (tun.c). */
+int tun_open(struct jerr *e);
+
+/* tun_setup makes fd the persistent TUN device TUN_NAME with the jail's
+ * addresses and default routes (IPv6 too when the kernel has it). */
+int tun_setup(int fd, struct jerr *e);
 
 /* FD_GO is, in the command's process, the socket PID 1 says "the root is
  * built" on (one byte; EOF: setup failed). FD_SYNC's number: PID 1 closed

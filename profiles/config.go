@@ -94,10 +94,13 @@ func (p *Profile) setEnv() []string {
 	return env
 }
 
-// proxyEnv points tools at the allowlist proxy (jail/stage.h's ports):
-// HTTP and HTTPS through its HTTP proxy, anything else through SOCKS5 with
-// names resolved by the proxy (the jail has no DNS).
+// proxyEnv points tools that read it at the allowlist proxy (jail/stage.h's
+// ports): HTTP and HTTPS through its HTTP proxy, anything else through
+// SOCKS5 with names resolved by the proxy. Programs that ignore it get the
+// same policy through the jail's TUN device and resolver; for Node, whose
+// fetch reads the variables only when told to, NODE_USE_ENV_PROXY.
 var proxyEnv = map[string]string{
+	"NODE_USE_ENV_PROXY": "1",
 	"HTTP_PROXY": "http://127.0.0.1:3128", "http_proxy": "http://127.0.0.1:3128",
 	"HTTPS_PROXY": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128",
 	"ALL_PROXY": "socks5h://127.0.0.1:1080", "all_proxy": "socks5h://127.0.0.1:1080",
@@ -127,9 +130,16 @@ func lookupEnv(env []string, key string) (string, bool) {
 	return "", false
 }
 
+// resolvConf names jail's resolver on the jail's own loopback (every
+// network mode but host): in none it answers every name "no such name" at
+// once, so tools fail in milliseconds rather than after minutes of
+// retries; in allowlist it answers the allowed names.
+const resolvConf = "nameserver 127.0.0.1\noptions attempts:1\n"
+
 // mountSpecs converts the mounts, expanding "~/" with the caller's HOME, and
-// adds the generated /etc/passwd and /etc/group when the profile names a
-// user and mounts neither itself.
+// adds the generated /etc/resolv.conf (unless the network is the host's)
+// and, when the profile names a user, /etc/passwd and /etc/group, each
+// unless the profile mounts it itself.
 func (p *Profile) mountSpecs(hostEnv []string) ([]mount.Spec, error) {
 	specs := make([]mount.Spec, 0, len(p.Mounts)+2)
 	has := map[string]bool{}
@@ -153,6 +163,9 @@ func (p *Profile) mountSpecs(hostEnv []string) ([]mount.Spec, error) {
 		}
 		has[m.Dst] = true
 		specs = append(specs, s)
+	}
+	if p.Network.Mode != networkHost && !has["/etc/resolv.conf"] {
+		specs = append(specs, mount.Spec{Kind: mount.File, Dst: "/etc/resolv.conf", Mode: 0o644, Content: []byte(resolvConf)})
 	}
 	if p.User.Name == "" {
 		return specs, nil

@@ -1,7 +1,7 @@
 /* Passing file descriptors over a unix socket (SCM_RIGHTS), with one byte of
  * data: the command's process hands the runner its seccomp listener
  * (seccomp/load.c to jail/runner.c) and PID 1 the proxy's listeners
- * (jail/proxyctl.c). C, as every caller runs before the Go runtime;
+ * and the TUN device (jail/netns.c). C, as every caller runs before the Go runtime;
  * header-only, so the C of each package that includes it links its own
  * copy. */
 #ifndef JAIL_LINUX_FDPASS_H
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 /* The most fds one message carries. */
-#define FDPASS_MAX 4
+#define FDPASS_MAX 5
 
 /* fd_send sends the n fds (1..FDPASS_MAX) over sock; 0, or -1 (errno). */
 static inline int fd_send(int sock, const int *fds, int n)
