@@ -32,6 +32,7 @@ func Checks() []Result {
 		seccompSupport(),
 		cgroups(),
 		cgroupAttach(),
+		tunDevice(),
 		landlock(),
 	}
 }
