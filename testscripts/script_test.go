@@ -154,8 +154,8 @@ func setup(env *testscript.Env) error {
 
 // condition answers [root] (the suite runs as root, so it can also run
 // jails as the unprivileged user), [amd64], [cgroupv1] (the host's pids
-// controller is on v1), [rtprio] (it may raise RLIMIT_RTPRIO), and
-// [file_getattr]: the
+// controller is on v1), [rtprio] (it may raise RLIMIT_RTPRIO), [tunuser]
+// (the unprivileged user may open /dev/net/tun), and [file_getattr]: the
 // kernel has syscall 468 (Linux 6.17), one libseccomp cannot name.
 func condition(cond string) (bool, error) {
 	switch cond {
@@ -169,6 +169,12 @@ func condition(cond string) (bool, error) {
 	case "rtprio":
 		// This caller may raise RLIMIT_RTPRIO (CAP_SYS_RESOURCE).
 		return exec.Command("sh", "-c", "ulimit -r 50").Run() == nil, nil
+	case "tunuser":
+		// The unprivileged user may open /dev/net/tun, which the
+		// allowlist needs: 0666 where udev made it, 0600 on hosts (and
+		// containers) without udev, this development VM among them.
+		var st unix.Stat_t
+		return unix.Stat("/dev/net/tun", &st) == nil && st.Mode&0o006 == 0o006, nil
 	case "file_getattr":
 		_, _, errno := unix.Syscall6(468, ^uintptr(0), 0, 0, 0, 0, 0)
 		return errno != unix.ENOSYS, nil
