@@ -51,3 +51,14 @@ func ownedDir(dir string, mode os.FileMode, c caller) error {
 	}
 	return os.Chown(dir, c.uid, c.gid)
 }
+
+// tunOpenTo reports whether c may open /dev/net/tun, which the allowlist
+// needs: the node's mode bits for others (0666 where udev made it), or c
+// owns it, or c is this process.
+func tunOpenTo(c caller) bool {
+	var st syscall.Stat_t
+	if syscall.Stat("/dev/net/tun", &st) != nil {
+		return false
+	}
+	return c.cred == nil || st.Mode&0o006 == 0o006 || int(st.Uid) == c.uid && st.Mode&0o600 == 0o600
+}
