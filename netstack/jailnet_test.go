@@ -18,7 +18,8 @@ import (
 
 // jailNet is a jail's network namespace, without the jail.
 type jailNet struct {
-	tun  int // the TUN fd, the one PID 1 would hand over
+	tun  int    // the TUN fd, the one PID 1 would hand over
+	ns   string // the namespace's path in /proc, for nsenter
 	work chan func()
 }
 
@@ -82,7 +83,7 @@ func (j *jailNet) setUp(mtu int) error {
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		return fmt.Errorf("TUNSETIFF: %w", err)
 	}
-	ns := fmt.Sprintf("--net=/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
+	j.ns = fmt.Sprintf("/proc/%d/task/%d/ns/net", os.Getpid(), unix.Gettid())
 	for _, args := range [][]string{
 		// No link-local address, so the kernel sends nothing by itself.
 		{"link", "set", "jail0", "mtu", fmt.Sprint(mtu), "addrgenmode", "none"},
@@ -92,12 +93,17 @@ func (j *jailNet) setUp(mtu int) error {
 		{"route", "add", "default", "dev", "jail0", "src", "192.0.0.2"},
 		{"-6", "route", "add", "default", "dev", "jail0", "src", "fd6a:696c::2"},
 	} {
-		out, err := exec.Command("nsenter", append([]string{ns, "ip"}, args...)...).CombinedOutput()
+		out, err := j.command("ip", args...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("ip %v: %v: %s", args, err, out)
 		}
 	}
 	return nil
+}
+
+// command is a command to run in the namespace.
+func (j *jailNet) command(name string, args ...string) *exec.Cmd {
+	return exec.Command("nsenter", append([]string{"--net=" + j.ns, name}, args...)...)
 }
 
 // do runs f on the namespace's thread: sockets f makes are the jail's.
