@@ -33,6 +33,24 @@ const timeWait = time.Second
 
 // Stack serves one jail's TUN device. Its zero value is not usable: make
 // one with Start.
+//
+// What bounds the memory a jail can make it hold:
+//   - SYNs: MaxInFlight decided at once; gVisor's forwarder drops the
+//     rest unanswered (Stats().TCP.ForwardMaxInFlightDrop), and the
+//     jail's kernel retries them;
+//   - connections: MaxConns, each with buffers of at most BufMax a way;
+//   - packets: one processor (link.go), so the backlog waits in the TUN's
+//     queue, 500 packets, past which the kernel drops;
+//   - fragments: gVisor reassembles at most 4 MiB per IP version, and
+//     drops a datagram left incomplete for 30 s (v4) or 60 s (v6);
+//   - ICMP errors, the UDP refusals among them: gVisor sends at most
+//     1000 a second (a burst of 50);
+//   - closed connections: TIME-WAIT lasts 1 s.
+//
+// Not bounded by time here: a SYN whose source never answers the SYN-ACK
+// holds its MaxInFlight slot through gVisor's retransmits, about two
+// minutes. Only a raw socket can send one, and the jail's command has no
+// CAP_NET_RAW; a real socket's kernel answers at once.
 type Stack struct {
 	fd  int
 	ns  *stack.Stack
@@ -148,9 +166,10 @@ func tuneTCP(ns *stack.Stack, opts Options) error {
 }
 
 // Done is closed once the stack no longer reads the TUN: after Close, or
-// when reading it fails (the jail's network namespace is gone). A stack
-// that stopped reading blackholes the jail's traffic, so its owner should
-// end the run.
+// when reading it fails (the device was deleted). A stack that stopped
+// reading blackholes the jail's traffic, so its owner should end the run.
+// The namespace's end is not such a failure: the TUN fd keeps the jail's
+// network namespace alive until it is closed.
 func (s *Stack) Done() <-chan struct{} {
 	return s.done
 }

@@ -227,3 +227,16 @@ func TestOptionsChecked(t *testing.T) {
 		t.Errorf("the defaults are refused: %v", err)
 	}
 }
+
+func TestDeviceGone(t *testing.T) {
+	j := newJailNet(t, 65520)
+	s := j.start(t, DefaultOptions(), newTestHandler(toEcho("127.0.0.1:1")))
+	if out, err := j.command("ip", "link", "del", "jail0").CombinedOutput(); err != nil {
+		t.Fatalf("delete the TUN device: %v: %s", err, out)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Done not closed when the device went away")
+	}
+}
