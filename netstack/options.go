@@ -1,0 +1,62 @@
+// Options: the stack's limits and sizes, and their checks.
+
+package netstack
+
+import "fmt"
+
+// Options sizes the stack. Every limit bounds what a jail can make its
+// helper hold: the helper is in the run's cgroup, so a flood costs the
+// jail itself, and nobody else.
+type Options struct {
+	// MTU of the TUN device. It decides throughput: at 1500 the
+	// jail-to-stack leg moved about a tenth of host loopback's rate, at
+	// 65520 about six tenths (docs/design/netstack.md §2).
+	MTU uint32
+	// MaxInFlight bounds the SYNs being decided (Handler.Dial running)
+	// at once; gVisor drops SYNs past it, so the jail's kernel retries.
+	MaxInFlight int
+	// MaxConns bounds the connections open at once, counted from Dial
+	// to Serve's return; a SYN past it gets a reset and
+	// Handler.Overloaded, without a Dial.
+	MaxConns int
+	// BufDefault and BufMax size each connection's TCP receive and send
+	// buffers in the stack (gVisor grows receive buffers up to BufMax).
+	// The jail-to-stack leg has no delay, so small windows suffice.
+	BufDefault, BufMax int
+}
+
+// DefaultOptions are the sizes docs/design/netstack.md measured: 64 SYNs
+// in flight, 256 connections, 256 KiB buffers growing to 1 MiB (with
+// MTU 65520, about 0.6x host loopback's throughput).
+func DefaultOptions() Options {
+	return Options{
+		MTU:         65520,
+		MaxInFlight: 64,
+		MaxConns:    256,
+		BufDefault:  256 << 10,
+		BufMax:      1 << 20,
+	}
+}
+
+// minMTU is IPv6's minimum link MTU (RFC 8200 §5): below it the v6 half
+// of the stack cannot work.
+const minMTU = 1280
+
+// minBuf is gVisor's smallest TCP buffer (tcp.MinBufferSize).
+const minBuf = 4 << 10
+
+// check refuses options that would disable a limit: a zero is a mistake,
+// never "unlimited".
+func (o Options) check() error {
+	switch {
+	case o.MTU < minMTU || o.MTU > 65535:
+		return fmt.Errorf("netstack options: MTU %d is outside %d-65535", o.MTU, minMTU)
+	case o.MaxInFlight < 1:
+		return fmt.Errorf("netstack options: MaxInFlight %d is not positive", o.MaxInFlight)
+	case o.MaxConns < 1:
+		return fmt.Errorf("netstack options: MaxConns %d is not positive", o.MaxConns)
+	case o.BufDefault < minBuf || o.BufMax < o.BufDefault:
+		return fmt.Errorf("netstack options: buffers %d (default) and %d (max) need %d <= default <= max", o.BufDefault, o.BufMax, minBuf)
+	}
+	return nil
+}

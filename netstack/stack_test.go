@@ -1,0 +1,242 @@
+// Tests of the stack on a real TUN in a real network namespace: TCP
+// through it, refusals, and its option checks.
+
+package netstack
+
+import (
+	"bytes"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"net/netip"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// toEcho routes every destination to one echo server on the host.
+func toEcho(addr string) func(netip.AddrPort) (string, error) {
+	return func(netip.AddrPort) (string, error) { return addr, nil }
+}
+
+// roundTrip sends n random bytes through c and checks they come back.
+func roundTrip(t *testing.T, c net.Conn, n int) {
+	t.Helper()
+	out := make([]byte, n)
+	rand.Read(out)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Write(out)
+		errc <- err
+	}()
+	in := make([]byte, n)
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.ReadFull(c, in); err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	if !bytes.Equal(in, out) {
+		t.Fatal("the bytes that came back differ from those sent")
+	}
+}
+
+func TestTCPThrough(t *testing.T) {
+	for _, tc := range []struct{ name, dst, want, server string }{
+		{"v4", "198.18.0.1:80", "198.18.0.1:80", "127.0.0.1:0"},
+		{"v6", "[fd6a:696c:0:1::c612:1]:443", "[fd6a:696c:0:1::c612:1]:443", "[::1]:0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJailNet(t, 65520)
+			h := newTestHandler(toEcho(echoServer(t, "tcp", tc.server)))
+			j.start(t, DefaultOptions(), h)
+			c, err := j.dial("tcp", tc.dst, 5*time.Second)
+			if err != nil {
+				t.Fatalf("connect from the jail: %v", err)
+			}
+			defer c.Close()
+			roundTrip(t, c, 1<<20)
+			if got := h.lastDialed().String(); got != tc.want {
+				t.Errorf("Dial was asked for %s, want %s", got, tc.want)
+			}
+			// The jail's end of stream reaches the server, and the
+			// server's comes back.
+			c.(*net.TCPConn).CloseWrite()
+			if n, err := io.Copy(io.Discard, c); err != nil || n != 0 {
+				t.Errorf("after half-close: %d bytes, %v; want 0, EOF", n, err)
+			}
+		})
+	}
+}
+
+func TestRefusedIsReset(t *testing.T) {
+	j := newJailNet(t, 65520)
+	h := newTestHandler(func(netip.AddrPort) (string, error) { return "", errRefused })
+	j.start(t, DefaultOptions(), h)
+	for _, dst := range []string{"198.18.0.7:443", "[fd6a:696c:0:1::c612:7]:443"} {
+		start := time.Now()
+		c, err := j.dial("tcp", dst, 5*time.Second)
+		took := time.Since(start)
+		if err == nil {
+			c.Close()
+			t.Fatalf("%s: connected; want refused", dst)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("%s: %v; want ECONNREFUSED", dst, err)
+		}
+		if took > time.Second {
+			t.Errorf("%s: refused after %v; want under 1s", dst, took)
+		}
+		t.Logf("%s refused in %v", dst, took)
+	}
+}
+
+func TestUDPRefused(t *testing.T) {
+	j := newJailNet(t, 65520)
+	h := newTestHandler(toEcho("127.0.0.1:1"))
+	j.start(t, DefaultOptions(), h)
+	for _, tc := range []struct{ dst, want string }{
+		{"8.8.8.8:53", "8.8.8.8:53"},
+		{"[fd6a:696c:0:1::c612:1]:443", "[fd6a:696c:0:1::c612:1]:443"},
+	} {
+		c, err := j.dial("udp", tc.dst, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Write([]byte("query")); err != nil {
+			t.Fatal(err)
+		}
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		_, err = c.Read(make([]byte, 512))
+		c.Close()
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("%s: recv got %v; want ECONNREFUSED", tc.dst, err)
+		}
+		select {
+		case got := <-h.udp:
+			if got.String() != tc.want {
+				t.Errorf("RefusedUDP(%s); want %s", got, tc.want)
+			}
+		case <-time.After(time.Second):
+			t.Errorf("%s: RefusedUDP not called", tc.dst)
+		}
+	}
+}
+
+func TestMaxConns(t *testing.T) {
+	j := newJailNet(t, 65520)
+	h := newTestHandler(toEcho(echoServer(t, "tcp", "127.0.0.1:0")))
+	opts := DefaultOptions()
+	opts.MaxConns = 3
+	j.start(t, opts, h)
+	var open []net.Conn
+	for range opts.MaxConns {
+		c, err := j.dial("tcp", "198.18.0.1:80", 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		roundTrip(t, c, 10)
+		open = append(open, c)
+	}
+	c, err := j.dial("tcp", "198.18.0.2:80", 5*time.Second)
+	if err == nil {
+		c.Close()
+		t.Fatal("a connection past MaxConns was accepted")
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("past MaxConns: %v; want ECONNREFUSED", err)
+	}
+	select {
+	case dst := <-h.overloaded:
+		if dst.String() != "198.18.0.2:80" {
+			t.Errorf("Overloaded(%s); want 198.18.0.2:80", dst)
+		}
+	case <-time.After(time.Second):
+		t.Error("Overloaded not called")
+	}
+	if n := h.dials.Load(); n != int64(opts.MaxConns) {
+		t.Errorf("%d Dials; want %d (none for the one past the limit)", n, opts.MaxConns)
+	}
+	// A slot frees once Serve returns.
+	open[0].Close()
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		c, err := j.dial("tcp", "198.18.0.3:80", 5*time.Second)
+		if err == nil {
+			roundTrip(t, c, 10)
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no slot freed after a connection closed: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestClose(t *testing.T) {
+	j := newJailNet(t, 65520)
+	h := newTestHandler(toEcho(echoServer(t, "tcp", "127.0.0.1:0")))
+	s := j.start(t, DefaultOptions(), h)
+	c, err := j.dial("tcp", "198.18.0.1:80", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	roundTrip(t, c, 10)
+	select {
+	case <-s.Done():
+		t.Fatal("Done before Close")
+	default:
+	}
+	s.Close()
+	select {
+	case <-s.Done():
+	case <-time.After(time.Second):
+		t.Fatal("Done not closed by Close")
+	}
+	// The relay ends: the jail's connection was reset.
+	finished := make(chan struct{})
+	go func() { h.serving.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still running after Close")
+	}
+	s.Close() // twice is harmless
+}
+
+func TestOptionsChecked(t *testing.T) {
+	for _, mutate := range []func(*Options){
+		func(o *Options) { o.MTU = 576 },
+		func(o *Options) { o.MaxInFlight = 0 },
+		func(o *Options) { o.MaxConns = 0 },
+		func(o *Options) { o.BufDefault = 0 },
+		func(o *Options) { o.BufMax = o.BufDefault - 1 },
+	} {
+		o := DefaultOptions()
+		mutate(&o)
+		if _, err := Start(-1, o, newTestHandler(nil)); err == nil {
+			t.Errorf("Start took %+v", o)
+		}
+	}
+	if err := DefaultOptions().check(); err != nil {
+		t.Errorf("the defaults are refused: %v", err)
+	}
+}
+
+func TestDeviceGone(t *testing.T) {
+	j := newJailNet(t, 65520)
+	s := j.start(t, DefaultOptions(), newTestHandler(toEcho("127.0.0.1:1")))
+	if out, err := j.command("ip", "link", "del", "jail0").CombinedOutput(); err != nil {
+		t.Fatalf("delete the TUN device: %v: %s", err, out)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Done not closed when the device went away")
+	}
+}

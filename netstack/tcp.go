@@ -1,0 +1,63 @@
+// TCP: each connection the jail opens is decided, and dialled upstream,
+// before its handshake completes; a refusal is a reset.
+
+package netstack
+
+import (
+	"net/netip"
+
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
+	"gvisor.dev/gvisor/pkg/waiter"
+)
+
+// onSYN decides one connection. gVisor's forwarder runs it in a goroutine
+// of its own for each new SYN, at most Options.MaxInFlight at once, and
+// holds that slot until Complete.
+func (s *Stack) onSYN(req *tcp.ForwarderRequest) {
+	id := req.ID()
+	dst := addrPort(id.LocalAddress, id.LocalPort)
+	select {
+	case s.sem <- struct{}{}:
+		defer func() { <-s.sem }()
+	default:
+		req.Complete(true)
+		s.h.Overloaded(dst)
+		return
+	}
+	if s.closing.Load() {
+		req.Complete(true)
+		return
+	}
+	// Dial first: the jail sees its connect succeed only once the
+	// upstream one has, and a refusal or a failed dial is a reset, as
+	// a host's own refusal would be.
+	upstream, err := s.h.Dial(dst)
+	if err != nil || upstream == nil {
+		req.Complete(true)
+		return
+	}
+	defer upstream.Close()
+	var wq waiter.Queue
+	ep, tcpErr := req.CreateEndpoint(&wq)
+	if tcpErr != nil {
+		// The jail gave up (a reset) or the handshake timed out.
+		req.Complete(true)
+		return
+	}
+	req.Complete(false)
+	client := gonet.NewTCPConn(&wq, ep)
+	// Serve owns both ends; closing them again after it is harmless, and
+	// makes sure the stack's endpoint goes even if Serve forgot it.
+	defer client.Close()
+	s.h.Serve(dst, client, upstream)
+}
+
+// addrPort is the destination the jail asked for, as the Handler sees
+// it. An IPv4-mapped IPv6 destination is unmapped, so policy has one
+// spelling of each IPv4 address to judge.
+func addrPort(a tcpip.Address, port uint16) netip.AddrPort {
+	ip, _ := netip.AddrFromSlice(a.AsSlice())
+	return netip.AddrPortFrom(ip.Unmap(), port)
+}
