@@ -1,3 +1,6 @@
+// The proxies the jail can name: HTTP (plain requests and CONNECT) and
+// SOCKS5, on the listeners PID 1 made on the jail's loopback.
+
 package proxy
 
 import (
