@@ -1,12 +1,17 @@
-// Package proxy is the allowlist network mode's proxy: an HTTP proxy (plain
-// requests and CONNECT) and a SOCKS5 proxy, listening on 127.0.0.1 inside
-// the jail's network namespace (PID 1 makes the sockets, the runner hands
-// them over) and dialling out from the host's. It lets through only the
-// names on the allowlist, resolves them itself (the jail has no DNS),
-// refuses IP literals the list does not name and names that resolve to
-// loopback, link-local or private addresses unless pinned or named, and
-// checks a CONNECT to port 443 sends the SNI of the host it named. The
-// jail has no other route out, so the list is enforced, not advisory.
+// Package proxy is the jail's network helper, outside the jail: its
+// resolver (127.0.0.1:53 inside the jail, in modes "none" and
+// "allowlist"), and in "allowlist" the policy and relay behind the
+// user-space stack on the jail's TUN device plus an HTTP proxy (plain
+// requests and CONNECT) and a SOCKS5 proxy on the jail's loopback. PID 1
+// makes the sockets and the device, the runner hands them over, and the
+// helper dials out from the host's namespaces. It lets through only the
+// names on the allowlist: the resolver answers them with fake addresses
+// that map back to the name, and refuses the rest; it refuses IP literals
+// the list does not name and names that resolve to loopback, link-local
+// or private addresses unless pinned or named, and checks that a
+// connection to port 443 sends the SNI of its name and one to port 80 the
+// Host. The jail has no other route out, so the list is enforced, not
+// advisory.
 package proxy
 
 import (
@@ -26,8 +31,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Config is what the runner passes, as JSON in argv[1].
+// Config is what the runner passes, as JSON on fdConfig.
 type Config struct {
+	// Mode is the jail's network: "none" (the resolver refuses every
+	// name) or "allowlist".
+	Mode  string            `json:"mode"`
 	Allow []Allow           `json:"allow"`
 	Hosts map[string]string `json:"hosts"` // pinned names
 	// UID and GID: when started as root, the proxy becomes them (the
@@ -37,6 +45,10 @@ type Config struct {
 	// Profile names the run's profile, for the line that tells the
 	// agent how to allow a refused host.
 	Profile string `json:"profile"`
+
+	// resolver is the host's resolver; nil is the system's. Tests set
+	// one whose server they run.
+	resolver *net.Resolver
 }
 
 // Allow is one allowlist entry (jail.AllowEntry).
@@ -47,17 +59,21 @@ type Allow struct {
 	Port     uint16 `json:"port"`
 }
 
-// Fds the runner passes.
+// Fds the runner passes (docs/design/netstack.md §1).
 const (
-	fdHTTP   = 3
-	fdSOCKS  = 4
-	fdReport = 5
-	fdConfig = 6 // the Config, as JSON, then EOF
+	fdReport = 3
+	fdConfig = 4 // the Config, as JSON, then EOF
 	// fdLifeline is a pipe whose write end only the runner holds: EOF on
 	// it is the runner's end, however it ended, even before the proxy
 	// started (a parent-death signal set after its parent died never
 	// comes).
-	fdLifeline = 7
+	fdLifeline = 5
+	fdDNSUDP   = 6 // bound to 127.0.0.1:53 in the jail
+	fdDNSTCP   = 7 // listening on 127.0.0.1:53 in the jail
+	// Mode "allowlist" only:
+	fdHTTP  = 8  // listening on 127.0.0.1:3128
+	fdSOCKS = 9  // listening on 127.0.0.1:1080
+	fdTUN   = 10 // jail0, up, IFF_TUN|IFF_NO_PI
 )
 
 // Bounds on what a jail can make the proxy hold: it runs outside the
@@ -72,9 +88,9 @@ const (
 	maxReason = 200
 )
 
-// Main serves the two listeners until the runner ends it (SIGTERM) or
-// dies, and reports at most once a second and at the end. It never
-// returns.
+// Main serves the resolver, and in mode "allowlist" the stack and the
+// two proxies, until the runner ends it (SIGTERM) or dies, and reports at
+// most once a second and at the end. It never returns.
 func Main(args []string) {
 	debug.SetMemoryLimit(memLimit)
 	// Non-blocking, so the netpoller waits on it rather than a thread of
@@ -89,6 +105,9 @@ func Main(args []string) {
 	data, err := io.ReadAll(io.LimitReader(os.NewFile(fdConfig, "config"), 1<<20))
 	if err == nil {
 		err = json.Unmarshal(data, &cfg)
+	}
+	if err == nil && cfg.Mode != "none" && cfg.Mode != "allowlist" {
+		err = fmt.Errorf("mode %q", cfg.Mode)
 	}
 	if err != nil {
 		fail(report, fmt.Errorf("configuration: %w", err))
@@ -107,25 +126,45 @@ func Main(args []string) {
 		lifeline.Read(b[:]) // EOF, or an error: the runner is gone
 		os.Exit(125)
 	}()
+	// Asked for before anything is served: a SIGTERM that came before
+	// would end the helper without its last report.
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
 	p := newProxy(cfg, report)
+	die := func(err error) {
+		p.mu.Lock() // no report is written meanwhile
+		fail(report, err)
+	}
 	go func() {
 		for range time.Tick(time.Second) {
 			p.reportIfChanged()
 		}
 	}()
-	for _, l := range []struct {
-		fd    uintptr
-		serve func(net.Conn)
-	}{{fdHTTP, p.serveHTTP}, {fdSOCKS, p.serveSOCKS}} {
-		ln, err := net.FileListener(os.NewFile(l.fd, "listener"))
-		if err != nil {
-			p.mu.Lock() // no report is written meanwhile
-			fail(report, fmt.Errorf("listener: %w", err))
-		}
-		go p.accept(ln, l.serve)
+	pc, err := net.FilePacketConn(os.NewFile(fdDNSUDP, "dns-udp"))
+	if err != nil {
+		die(fmt.Errorf("resolver socket: %w", err))
 	}
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
+	go p.serveDNSUDP(pc)
+	dl, err := net.FileListener(os.NewFile(fdDNSTCP, "dns-tcp"))
+	if err != nil {
+		die(fmt.Errorf("resolver listener: %w", err))
+	}
+	go p.serveDNSTCP(dl)
+	if cfg.Mode == "allowlist" {
+		for _, l := range []struct {
+			fd    uintptr
+			serve func(net.Conn)
+		}{{fdHTTP, p.serveHTTP}, {fdSOCKS, p.serveSOCKS}} {
+			ln, err := net.FileListener(os.NewFile(l.fd, "listener"))
+			if err != nil {
+				die(fmt.Errorf("listener: %w", err))
+			}
+			go p.accept(ln, l.serve)
+		}
+		if err := serveTUN(fdTUN, &transparent{p}); err != nil {
+			die(fmt.Errorf("network stack: %w", err))
+		}
+	}
 	<-term
 	p.report()
 	os.Exit(0)
@@ -133,7 +172,7 @@ func Main(args []string) {
 
 // fail tells the runner why the proxy ends, on one line, and ends it.
 func fail(report *os.File, err error) {
-	fmt.Fprintln(report, "jail: allowlist proxy:", strings.ReplaceAll(err.Error(), "\n", " "))
+	fmt.Fprintln(report, "jail: network helper:", strings.ReplaceAll(err.Error(), "\n", " "))
 	os.Exit(125)
 }
 
@@ -158,6 +197,7 @@ type proxy struct {
 	cfg    Config
 	dialer net.Dialer
 	out    *os.File
+	names  *names
 
 	mu      sync.Mutex
 	denied  map[refusal]int
@@ -173,6 +213,7 @@ type target struct {
 type refusal struct {
 	target
 	Reason string
+	Kind   string // kindLookup, kindTCP, kindUDP
 }
 
 type allowedStat struct {
@@ -181,7 +222,7 @@ type allowedStat struct {
 }
 
 func newProxy(cfg Config, out *os.File) *proxy {
-	return &proxy{cfg: cfg, out: out, dialer: net.Dialer{Timeout: 30 * time.Second},
+	return &proxy{cfg: cfg, out: out, dialer: net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
 

@@ -6,13 +6,12 @@ package proxy
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"jail/internal/hostname"
-	"net"
 	"net/netip"
 	"sort"
 	"strconv"
 	"strings"
+
+	"jail/internal/hostname"
 )
 
 // recordable is s as the record keeps it: printable ASCII, with what JSON
@@ -29,21 +28,28 @@ func recordable(s string, max int) string {
 	return string(b)
 }
 
+// The kinds of refusal, as the record's entries name them.
+const (
+	kindLookup = "lookup" // a name the resolver would not answer (port 0)
+	kindTCP    = "tcp"    // a connection
+	kindUDP    = "udp"    // a datagram through the TUN (only TCP leaves)
+)
+
 // deny records a refusal: at most maxEntries distinct ones, the rest
 // counted together, and names no longer than a DNS name.
-func (p *proxy) deny(t target, reason string) {
+func (p *proxy) deny(kind string, t target, reason string) {
 	t.Host = recordable(t.Host, maxName)
 	reason = recordable(reason, maxReason)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r := refusal{t, reason}
+	r := refusal{t, reason, kind}
 	_, seen := p.denied[r]
 	if !seen && len(p.denied) >= maxEntries {
-		r = refusal{target{"(others)", 0}, "more distinct refusals than the record keeps"}
+		r = refusal{target{"(others)", 0}, "more distinct refusals than the record keeps", kind}
 	} else if !seen {
 		// Said once per refusal, as it happens: the runner keeps the
 		// first few for the end of the run, when the agent reads them.
-		p.out.WriteString(refusedPrefix + refusedLine(t, reason, p.cfg.Profile) + "\n")
+		p.out.WriteString(refusedPrefix + refusedLine(kind, t, reason, p.cfg.Profile) + "\n")
 	}
 	p.denied[r]++
 	p.changed = true
@@ -60,15 +66,37 @@ const refusedPrefix = "refused "
 // would read the jail's words as jail's), and an internal address is never
 // suggested. Host and reason are recordable, so the line is printable
 // ASCII.
-func refusedLine(t target, reason, profile string) string {
+func refusedLine(kind string, t target, reason, profile string) string {
 	host, ok := hostName(t.Host)
 	if !ok {
 		host = "(a name that is not a host name)"
+	}
+	of := ""
+	if p := recordable(profile, maxName); p != "" {
+		of = " of profile " + p
+	}
+	if kind == kindLookup {
+		// Only a name is looked up: an address (or a reverse lookup's
+		// name) on the list would not make it answered.
+		_, ipErr := netip.ParseAddr(host)
+		suggest := ok && ipErr != nil && !reverse(host)
+		switch {
+		case reason == reasonOff && suggest:
+			return fmt.Sprintf("%s; refused lookup of %s (allow it with --allow %s)", reasonOff, host, host)
+		case reason == reasonOff:
+			return fmt.Sprintf("%s; refused lookup of %s", reasonOff, host)
+		case reason == errNotListed.Error() && suggest:
+			return fmt.Sprintf("network: refused lookup of %s (%s%s; allow it with --allow %s)", host, reason, of, host)
+		}
+		return fmt.Sprintf("network: refused lookup of %s (%s)", host, reason)
 	}
 	dest := host + ":" + strconv.Itoa(int(t.Port))
 	allow := host
 	if strings.Contains(host, ":") { // IPv6: in brackets, as --allow takes it
 		dest, allow = "["+host+"]:"+strconv.Itoa(int(t.Port)), "["+host+"]"
+	}
+	if kind == kindUDP {
+		return fmt.Sprintf("network: refused udp %s (%s)", dest, reason)
 	}
 	listed := reason == errNotListed.Error() || reason == errIPNotListed.Error()
 	if ip, err := netip.ParseAddr(host); err == nil && internal(ip) {
@@ -79,10 +107,6 @@ func refusedLine(t target, reason, profile string) string {
 	}
 	if t.Port != 80 && t.Port != 443 {
 		allow += ":" + strconv.Itoa(int(t.Port))
-	}
-	of := ""
-	if p := recordable(profile, maxName); p != "" {
-		of = " of profile " + p
 	}
 	return fmt.Sprintf("network: refused %s (%s%s; allow it with --allow %s)", dest, reason, of, allow)
 }
@@ -128,32 +152,6 @@ func (p *proxy) count(a *allowedStat, in, out int64) {
 	p.mu.Unlock()
 }
 
-// relay copies both ways until either side ends, counting bytes.
-func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) {
-	a := p.track(t)
-	var up, down int64
-	if len(first) > 0 {
-		n, _ := server.Write(first)
-		up += int64(n)
-	}
-	done := make(chan int64, 1)
-	go func() {
-		n, _ := io.Copy(server, client)
-		if tc, ok := server.(*net.TCPConn); ok {
-			tc.CloseWrite()
-		}
-		done <- n
-	}()
-	down, _ = io.Copy(client, server)
-	if tc, ok := client.(*net.TCPConn); ok {
-		tc.CloseWrite()
-	}
-	client.Close()
-	up += <-done
-	server.Close()
-	p.count(a, down, up)
-}
-
 // reportIfChanged reports when something happened since the last report.
 func (p *proxy) reportIfChanged() {
 	p.mu.Lock()
@@ -171,6 +169,9 @@ type HostDenial struct {
 	Port   uint16 `json:"port"`
 	Count  int    `json:"count"`  // requests refused
 	Reason string `json:"reason"` // "not on the allowlist", ...
+	// Kind is what was refused: "lookup" (a name the resolver did not
+	// answer; Port 0), "tcp" (a connection) or "udp" (a datagram).
+	Kind string `json:"kind"`
 }
 
 // HostUse is a destination the proxy let through: an entry of the status
@@ -190,7 +191,7 @@ func (p *proxy) report() {
 	p.changed = false
 	denied := []HostDenial{}
 	for r, n := range p.denied {
-		denied = append(denied, HostDenial{r.Host, r.Port, n, r.Reason})
+		denied = append(denied, HostDenial{r.Host, r.Port, n, r.Reason, r.Kind})
 	}
 	allowed := []HostUse{}
 	for t, a := range p.allowed {
@@ -201,7 +202,10 @@ func (p *proxy) report() {
 		if a.Host != b.Host || a.Port != b.Port {
 			return a.Host+strconv.Itoa(int(a.Port)) < b.Host+strconv.Itoa(int(b.Port))
 		}
-		return a.Reason < b.Reason
+		if a.Reason != b.Reason {
+			return a.Reason < b.Reason
+		}
+		return a.Kind < b.Kind
 	})
 	sort.Slice(allowed, func(i, j int) bool {
 		return allowed[i].Host+strconv.Itoa(int(allowed[i].Port)) < allowed[j].Host+strconv.Itoa(int(allowed[j].Port))
