@@ -96,9 +96,9 @@ func (p *proxy) serveDNSConn(c net.Conn) {
 		tooLong := n > maxQuery
 		// Of a longer query, only its header is read, for the answer's
 		// ID; the connection ends after it.
-		q := buf[:min(n, maxQuery)]
-		if tooLong {
-			q = buf[:min(n, 12)]
+		q := buf[:12]
+		if !tooLong {
+			q = buf[:n]
 		}
 		if _, err := io.ReadFull(c, q); err != nil {
 			return

@@ -52,7 +52,7 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 // an Upgrade (WebSocket) or CONNECT request the rest goes through raw.
 // A request for another host cuts the connection, and is recorded.
 func (p *proxy) relayHTTP(t target, client, server net.Conn) {
-	a := p.track(t)
+	var a *allowedStat // counted from its first request let through
 	done := make(chan int64, 1)
 	go func() {
 		n, _ := io.Copy(client, server)
@@ -88,6 +88,9 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn) {
 			server.Close()
 			break
 		}
+		if a == nil {
+			a = p.track(t)
+		}
 		if _, ok := req.Header["User-Agent"]; !ok {
 			// Written as the client sent it: without one (Write would
 			// add Go's).
@@ -105,7 +108,9 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn) {
 	down := <-done
 	client.Close()
 	server.Close()
-	p.count(a, down, up.n)
+	if a != nil {
+		p.count(a, down, up.n)
+	}
 }
 
 type countWriter struct {

@@ -245,6 +245,15 @@ func TestServeHost(t *testing.T) {
 	if l := rr.refused(t); !slices.Equal(l, want) {
 		t.Errorf("lines: %q, want %q", l, want)
 	}
+	// A connection whose first request is refused is not counted as let
+	// through.
+	jail, done = serveOne(t, h, dst, port)
+	fmt.Fprintf(jail, "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n")
+	<-done
+	denied, allowed := record(t, p, rr)
+	if len(allowed) != 1 || allowed[0].Connections != 1 || len(denied) != 1 || denied[0].Count != 2 {
+		t.Errorf("record: %+v, %+v", denied, allowed)
+	}
 }
 
 // TestServeUpgrade: after an Upgrade request, the connection is relayed
@@ -446,4 +455,32 @@ func roundTrip(c net.Conn) error {
 		return fmt.Errorf("echo: %q", b)
 	}
 	return nil
+}
+
+// TestHTTPProxyFakeHost: a plain request through the HTTP proxy to a fake
+// address reaches the name, and the server reads the name as its Host.
+func TestHTTPProxyFakeHost(t *testing.T) {
+	hosts := make(chan string, 1)
+	port := server(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		hosts <- req.Host
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+	})
+	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	dst := netip.AddrPortFrom(resolved(t, p, "api.test"), port)
+	jail, served := pair(t)
+	go p.serveHTTP(served)
+	jail.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(jail, "GET http://%s/x HTTP/1.1\r\nHost: %s\r\n\r\n", dst, dst)
+	resp, err := http.ReadResponse(bufio.NewReader(jail), nil)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	if got, want := <-hosts, fmt.Sprintf("api.test:%d", port); got != want {
+		t.Errorf("the server read Host %q, want %q", got, want)
+	}
 }
