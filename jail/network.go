@@ -1,21 +1,33 @@
+// The jail's network, as the network helper (package proxy) gets it.
+
 package jail
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"jail/proxy"
 )
 
-// proxyConfig is the allowlist proxy's configuration, for the runner to
-// pass it when it starts it: the list, the pins, and the unprivileged ids
-// it becomes when jail runs as root. "" for the other modes.
+// proxyConfig is the network helper's configuration, for the runner to
+// pass it when it starts it: the mode, the list, the pins, and the
+// unprivileged ids it becomes when jail runs as root. Mode "none" gets
+// one too (the helper is the jail's resolver, refusing every name); ""
+// for mode "host", which has no helper.
 func proxyConfig(cfg Config, ids hostIDs) (string, error) {
-	if cfg.Network.Mode != "allowlist" {
+	mode := networkMode(cfg.Network)
+	switch mode {
+	case "host":
 		return "", nil
+	case "none", "allowlist":
+	default:
+		return "", fmt.Errorf("network mode %q", mode)
 	}
-	pc := proxy.Config{Hosts: map[string]string{}, UID: ids.uid, GID: ids.gid, Profile: cfg.Profile}
-	for _, a := range cfg.Network.Allow {
-		pc.Allow = append(pc.Allow, proxy.Allow{Host: a.Host, Wildcard: a.Wildcard, IP: a.IP, Port: a.Port})
+	pc := proxy.Config{Mode: mode, Hosts: map[string]string{}, UID: ids.uid, GID: ids.gid, Profile: cfg.Profile}
+	if mode == "allowlist" {
+		for _, a := range cfg.Network.Allow {
+			pc.Allow = append(pc.Allow, proxy.Allow{Host: a.Host, Wildcard: a.Wildcard, IP: a.IP, Port: a.Port})
+		}
 	}
 	for _, h := range cfg.Network.Hosts {
 		pc.Hosts[h.Name] = h.Addr

@@ -151,8 +151,10 @@ type OutputClosed struct {
 	Stderr bool `json:"stderr"`
 }
 
-// HostDenial is a destination the allowlist proxy refused, and why; the
-// proxy, which writes these entries, owns the type.
+// HostDenial is something the network helper refused, and why: a name its
+// resolver would not answer (Kind "lookup", Port 0), a connection ("tcp")
+// or a datagram ("udp"). The helper, which writes these entries, owns the
+// type.
 type HostDenial = proxy.HostDenial
 
 // HostUse is a destination the allowlist proxy let through.

@@ -87,7 +87,7 @@ func TestReportBounded(t *testing.T) {
 		read <- b
 	}()
 	for i := 0; i < 2*maxEntries; i++ {
-		p.deny(target{fmt.Sprintf("%d%s", i, worst), uint16(i)}, "TLS SNI '"+worst+"' is not the host asked for")
+		p.deny([]string{kindTCP, kindLookup, kindUDP}[i%3], target{fmt.Sprintf("%d%s", i, worst), uint16(i)}, "TLS SNI '"+worst+"' is not the host asked for")
 		p.track(target{fmt.Sprintf("%d%s", i, worst), uint16(i)})
 	}
 	p.report()
@@ -140,8 +140,43 @@ func TestRefusedLine(t *testing.T) {
 		{"loop.test", 80, "resolves only to loopback, link-local or private addresses", "agent", "network: refused loop.test:80 (resolves only to loopback, link-local or private addresses)"},
 		{"x.test", 80, "not on the allowlist", "a\x1b[2Jb", "network: refused x.test:80 (not on the allowlist of profile a?[2Jb; allow it with --allow x.test)"},
 	} {
-		if got := refusedLine(target{tc.host, tc.port}, tc.reason, tc.profile); got != tc.want {
+		if got := refusedLine(kindTCP, target{tc.host, tc.port}, tc.reason, tc.profile); got != tc.want {
 			t.Errorf("refusedLine(%s:%d, %q) =\n %q\nwant\n %q", tc.host, tc.port, tc.reason, got, tc.want)
+		}
+	}
+}
+
+// TestRefusedLineKinds: a refused lookup and a refused datagram are said
+// in their own words, with the flag only where an --allow would lift the
+// refusal.
+func TestRefusedLineKinds(t *testing.T) {
+	for _, tc := range []struct {
+		kind   string
+		host   string
+		port   uint16
+		reason string
+		want   string
+	}{
+		{kindLookup, "npm.test", 0, "not on the allowlist", "network: refused lookup of npm.test (not on the allowlist of profile agent; allow it with --allow npm.test)"},
+		{kindLookup, "gone.test", 0, "does not resolve", "network: refused lookup of gone.test (does not resolve)"},
+		{kindLookup, "loop.test", 0, "resolves only to loopback, link-local or private addresses", "network: refused lookup of loop.test (resolves only to loopback, link-local or private addresses)"},
+		{kindLookup, "slow.test", 0, "the host's resolver failed", "network: refused lookup of slow.test (the host's resolver failed)"},
+		{kindLookup, "a_b.test", 0, "not on the allowlist", "network: refused lookup of (a name that is not a host name) (not on the allowlist)"},
+		// An address or a reverse lookup's name on the list would not
+		// make the resolver answer it.
+		{kindLookup, "1.2.3.4", 0, "not on the allowlist", "network: refused lookup of 1.2.3.4 (not on the allowlist)"},
+		{kindLookup, "4.3.2.1.in-addr.arpa", 0, "not on the allowlist", "network: refused lookup of 4.3.2.1.in-addr.arpa (not on the allowlist)"},
+		{kindLookup, "example.com", 0, reasonOff, "network is off in this jail; refused lookup of example.com (allow it with --allow example.com)"},
+		{kindLookup, "4.3.2.1.in-addr.arpa", 0, reasonOff, "network is off in this jail; refused lookup of 4.3.2.1.in-addr.arpa"},
+		{kindLookup, "x\x1b[2J", 0, reasonOff, "network is off in this jail; refused lookup of (a name that is not a host name)"},
+		{kindUDP, "8.8.8.8", 53, "only TCP leaves the jail", "network: refused udp 8.8.8.8:53 (only TCP leaves the jail)"},
+		{kindUDP, "2606:4700::1111", 443, "only TCP leaves the jail", "network: refused udp [2606:4700::1111]:443 (only TCP leaves the jail)"},
+		{kindUDP, "quic.test", 443, "only TCP leaves the jail", "network: refused udp quic.test:443 (only TCP leaves the jail)"},
+		{kindTCP, "api.test", 443, "too many connections", "network: refused api.test:443 (too many connections)"},
+		{kindTCP, "198.18.0.7", 443, "an address the jail's resolver did not give", "network: refused 198.18.0.7:443 (an address the jail's resolver did not give)"},
+	} {
+		if got := refusedLine(tc.kind, target{tc.host, tc.port}, tc.reason, "agent"); got != tc.want {
+			t.Errorf("refusedLine(%s, %s:%d, %q) =\n %q\nwant\n %q", tc.kind, tc.host, tc.port, tc.reason, got, tc.want)
 		}
 	}
 }

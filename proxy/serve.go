@@ -1,3 +1,6 @@
+// The proxies the jail can name: HTTP (plain requests and CONNECT) and
+// SOCKS5, on the listeners PID 1 made on the jail's loopback.
+
 package proxy
 
 import (
@@ -50,11 +53,11 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	}
 	if port == 443 {
 		// Port 443 is TLS, through CONNECT, where its SNI is checked.
-		p.deny(target{normal(host), port}, "plain HTTP to port 443")
+		p.deny(kindTCP, p.named(host, port), "plain HTTP to port 443")
 		httpError(c, 403, "jail: not allowed: plain HTTP to port 443 (use CONNECT)")
 		return
 	}
-	server, err := p.dial(host, port)
+	server, t, err := p.dial(host, port)
 	if err != nil {
 		refuse(c, err)
 		return
@@ -64,16 +67,21 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	req.Header.Del("Proxy-Authorization")
 	req.RequestURI = ""
 	req.Close = true
+	if h, err := netip.ParseAddr(strings.Trim(req.URL.Hostname(), "[]")); err == nil && isFake(h) {
+		// The server knows its name, not the jail's fake address.
+		req.Host = t.Host
+		if port != 80 {
+			req.Host = net.JoinHostPort(t.Host, strconv.Itoa(int(port)))
+		}
+	}
 	// One request per connection: its body goes up, the answer comes
 	// back, and nothing else the client sends on it is forwarded.
-	a := p.track(target{normal(host), port})
+	a := p.track(t)
 	cw := &countWriter{w: server}
 	if err := req.Write(cw); err != nil {
 		return
 	}
-	if tc, ok := server.(*net.TCPConn); ok {
-		tc.CloseWrite()
-	}
+	closeWrite(server)
 	down, _ := io.Copy(c, server)
 	p.count(a, down, cw.n)
 }
@@ -88,7 +96,7 @@ func (p *proxy) connect(c net.Conn, br *bufio.Reader, hostport string) {
 		return
 	}
 	port := uint16(n)
-	server, err := p.dial(host, port)
+	server, t, err := p.dial(host, port)
 	if err != nil {
 		refuse(c, err)
 		return
@@ -97,7 +105,6 @@ func (p *proxy) connect(c net.Conn, br *bufio.Reader, hostport string) {
 		server.Close()
 		return
 	}
-	t := target{normal(host), port}
 	first, ok := p.checkTLS(c, br, t)
 	if !ok {
 		server.Close()
@@ -125,7 +132,7 @@ func (p *proxy) checkTLS(c net.Conn, br *bufio.Reader, t target) ([]byte, bool) 
 			why = "TLS SNI '" + recordable(sni, maxName) + "' is not the host asked for"
 		}
 		if why != "" {
-			p.deny(t, why)
+			p.deny(kindTCP, t, why)
 			return nil, false
 		}
 		first = hello
@@ -150,17 +157,6 @@ func refuse(c net.Conn, err error) {
 		return
 	}
 	httpError(c, 502, "jail: "+err.Error())
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
 }
 
 // readClientHello reads the first TLS record, which must hold a whole
@@ -293,7 +289,7 @@ func (p *proxy) serveSOCKS(c net.Conn) {
 		return
 	}
 	c.SetReadDeadline(time.Time{})
-	server, err := p.dial(host, port)
+	server, t, err := p.dial(host, port)
 	if err != nil {
 		var d *errDenied
 		if errors.As(err, &d) {
@@ -304,7 +300,6 @@ func (p *proxy) serveSOCKS(c net.Conn) {
 		return
 	}
 	socksReply(c, 0)
-	t := target{normal(host), port}
 	first, ok := p.checkTLS(c, br, t)
 	if !ok {
 		server.Close()

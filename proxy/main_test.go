@@ -1,0 +1,130 @@
+// Main as the runner starts it: the fd layout, the resolver in mode
+// "none", the report at SIGTERM.
+
+package proxy
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+)
+
+// TestMain runs Main in a re-executed test binary when asked: the fds are
+// the process's own.
+func TestMain(m *testing.M) {
+	if os.Getenv("_PROXY_TEST_MAIN") == "1" {
+		Main(nil)
+	}
+	os.Exit(m.Run())
+}
+
+// TestMainNone: started with the fds of mode "none" (3 report, 4 config,
+// 5 lifeline, 6 and 7 the resolver's sockets), the helper answers a
+// lookup NXDOMAIN, says the refusal, and reports it at SIGTERM.
+func TestMainNone(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	udpFile, _ := pc.(*net.UDPConn).File()
+	tcpFile, _ := ln.(*net.TCPListener).File()
+	reportR, reportW, _ := os.Pipe()
+	configR, configW, _ := os.Pipe()
+	lifeR, lifeW, _ := os.Pipe()
+	defer lifeW.Close()
+	// The ids it becomes when the tests run as root.
+	configW.WriteString(`{"mode":"none","profile":"agent","hosts":{},"uid":65534,"gid":65534}`)
+	configW.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "_PROXY_TEST_MAIN=1")
+	cmd.ExtraFiles = []*os.File{reportW, configR, lifeR, udpFile, tcpFile}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	reportW.Close()
+	configR.Close()
+	lifeR.Close()
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(reportR)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+
+	for _, at := range [][2]string{{"udp", pc.LocalAddr().String()}, {"tcp", ln.Addr().String()}} {
+		if a := ask(t, at[0], at[1], "example.com.", dnsmessage.TypeA); a.h.RCode != dnsmessage.RCodeNameError {
+			t.Errorf("%s: %v, want NXDOMAIN", at[0], a.h.RCode)
+		}
+	}
+	want := "refused network is off in this jail; refused lookup of example.com (allow it with --allow example.com)"
+	if l := next(t, lines); l != want {
+		t.Errorf("line %q, want %q", l, want)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	var last string
+	for l := range lines {
+		last = l
+	}
+	if want := `"network_denied":[{"host":"example.com","port":0,"count":2,"reason":"network is off in this jail","kind":"lookup"}],"network_allowed":[]`; last != want {
+		t.Errorf("last report %q, want %q", last, want)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v", err)
+	}
+}
+
+// TestMainBadMode: a mode the helper does not serve is said on the report
+// pipe, and it ends with 125.
+func TestMainBadMode(t *testing.T) {
+	reportR, reportW, _ := os.Pipe()
+	configR, configW, _ := os.Pipe()
+	lifeR, lifeW, _ := os.Pipe()
+	defer lifeW.Close()
+	configW.WriteString(`{"mode":"host"}`)
+	configW.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "_PROXY_TEST_MAIN=1")
+	cmd.ExtraFiles = []*os.File{reportW, configR, lifeR}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	reportW.Close()
+	b := make([]byte, 200)
+	n, _ := reportR.Read(b)
+	err := cmd.Wait()
+	if got := strings.TrimSpace(string(b[:n])); got != `jail: network helper: configuration: mode "host"` {
+		t.Errorf("said %q", got)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 {
+		t.Errorf("exit: %v, want 125", err)
+	}
+}
+
+func next(t *testing.T, lines chan string) string {
+	t.Helper()
+	select {
+	case l := <-lines:
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("no line from the helper")
+		return ""
+	}
+}

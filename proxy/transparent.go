@@ -1,0 +1,93 @@
+// The transparent path: the policy and relay behind the user-space stack on
+// the jail's TUN device (netstack.Handler), for programs that know nothing
+// of proxies.
+
+package proxy
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"net/netip"
+)
+
+// transparent is the proxy as the stack's netstack.Handler.
+type transparent struct{ p *proxy }
+
+// upstream is a connection Dial opened, with the destination as the
+// record and Serve's checks name it.
+type upstream struct {
+	net.Conn
+	t target
+}
+
+func (u *upstream) CloseWrite() error {
+	if cw, ok := u.Conn.(closeWriter); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// Dial decides on a connection the jail opens to dst, before its
+// handshake completes, and connects on the host: dst is a fake address
+// the resolver gave (its name is the destination) or an address the jail
+// had no name for. An error resets the jail's connection; a refusal is
+// recorded.
+func (h *transparent) Dial(dst netip.AddrPort) (net.Conn, error) {
+	c, t, err := h.p.dial(dst.Addr().String(), dst.Port())
+	if err != nil {
+		return nil, err
+	}
+	return &upstream{c, t}, nil
+}
+
+// Serve relays an accepted connection: to port 443 after the ClientHello's
+// SNI proved to be the name, to port 80 request by request with each Host
+// checked, to other ports raw (the list named the port). An address the
+// list names has no name to check against: raw too.
+func (h *transparent) Serve(dst netip.AddrPort, client, server net.Conn) {
+	p := h.p
+	t := p.named(dst.Addr().String(), dst.Port())
+	if u, ok := server.(*upstream); ok {
+		t = u.t
+	}
+	_, ipErr := netip.ParseAddr(t.Host)
+	switch {
+	case t.Port == 443:
+		br := bufio.NewReader(client)
+		first, ok := p.checkTLS(client, br, t)
+		if !ok {
+			client.Close()
+			server.Close()
+			return
+		}
+		p.relay(t, client, server, first)
+	case t.Port == 80 && ipErr != nil:
+		p.relayHTTP(t, client, server)
+	default:
+		p.relay(t, client, server, nil)
+	}
+}
+
+// RefusedUDP records a datagram the stack refused (port unreachable): only
+// TCP leaves the jail.
+func (h *transparent) RefusedUDP(dst netip.AddrPort) {
+	h.p.deny(kindUDP, h.p.named(dst.Addr().String(), dst.Port()), "only TCP leaves the jail")
+}
+
+// Overloaded records a connection refused because the jail already had as
+// many open as the stack allows.
+func (h *transparent) Overloaded(dst netip.AddrPort) {
+	h.p.deny(kindTCP, h.p.named(dst.Addr().String(), dst.Port()), "too many connections")
+}
+
+// serveTUN starts the user-space TCP/IP stack on the TUN device at fd,
+// with h deciding on and relaying each connection, and returns once it
+// runs (Main then waits for SIGTERM), or why it could not start.
+//
+// WIRING POINT: the netstack package replaces this body at merge with
+//
+//	netstack.Start(fd, netstack.DefaultOptions(), h)
+func serveTUN(fd int, h *transparent) error {
+	return errors.New("the TUN stack is not wired into this build")
+}
