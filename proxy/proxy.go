@@ -161,7 +161,7 @@ func Main(args []string) {
 			}
 			go p.accept(ln, l.serve)
 		}
-		if err := serveTUN(fdTUN, &transparent{p}); err != nil {
+		if err := serveTUN(fdTUN, &transparent{p}, die); err != nil {
 			die(fmt.Errorf("network stack: %w", err))
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+
+	"jail/netstack"
 )
 
 // transparent is the proxy as the stack's netstack.Handler.
@@ -83,11 +85,42 @@ func (h *transparent) Overloaded(dst netip.AddrPort) {
 
 // serveTUN starts the user-space TCP/IP stack on the TUN device at fd,
 // with h deciding on and relaying each connection, and returns once it
-// runs (Main then waits for SIGTERM), or why it could not start.
-//
-// WIRING POINT: the netstack package replaces this body at merge with
-//
-//	netstack.Start(fd, netstack.DefaultOptions(), h)
-func serveTUN(fd int, h *transparent) error {
-	return errors.New("the TUN stack is not wired into this build")
+// runs (Main then waits for SIGTERM), or why it could not start. Should
+// the stack stop reading the device, the helper ends, and the runner ends
+// the run: the jail's connections would hang otherwise.
+func serveTUN(fd int, h *transparent, die func(error)) error {
+	q := &udpQueue{transparent: h, q: make(chan netip.AddrPort, 64)}
+	s, err := netstack.Start(fd, netstack.DefaultOptions(), q)
+	if err != nil {
+		return err
+	}
+	go func() {
+		for dst := range q.q {
+			h.RefusedUDP(dst)
+		}
+	}()
+	go func() {
+		<-s.Done()
+		h.p.report()
+		die(errors.New("network stack: the TUN device stopped"))
+	}()
+	return nil
 }
+
+// udpQueue hands the stack's refused datagrams to a goroutine of their
+// own: the stack calls RefusedUDP on its packet path, which must not wait
+// on the record's lock or the report pipe. Past the queue's room a
+// datagram goes unrecorded (a jail flooding UDP is recorded already).
+type udpQueue struct {
+	*transparent
+	q chan netip.AddrPort
+}
+
+func (u *udpQueue) RefusedUDP(dst netip.AddrPort) {
+	select {
+	case u.q <- dst:
+	default:
+	}
+}
+
+var _ netstack.Handler = (*udpQueue)(nil)
