@@ -94,12 +94,15 @@ type Status struct {
 
 	// Network is the jail's network: "none", "allowlist" or "host".
 	Network string `json:"network,omitempty"`
-	// NetworkDenied and NetworkAllowed are the allowlist proxy's report
-	// (both there, maybe empty, with network "allowlist"; else absent).
+	// NetworkDenied and NetworkAllowed are the network helper's report:
+	// lookups its resolver refused, connections and datagrams its proxy
+	// and stack refused, and what they let through (both there, maybe
+	// empty, with network "none" or "allowlist"; absent with "host").
 	NetworkDenied  []HostDenial `json:"network_denied,omitempty"`
 	NetworkAllowed []HostUse    `json:"network_allowed,omitempty"`
-	// NetworkProxyFailed: the proxy could not serve (it said why on
-	// stderr). Only ever true; absent otherwise.
+	// NetworkProxyFailed: the network helper could not serve, or ended
+	// before the jail (it said why on stderr). Only ever true; absent
+	// otherwise.
 	NetworkProxyFailed bool `json:"network_proxy_failed,omitempty"`
 	// NetworkReportIncomplete: the proxy's last report was cut or too long
 	// to keep, so NetworkDenied and NetworkAllowed may miss the end of the

@@ -75,6 +75,8 @@ func TestConfigMinimal(t *testing.T) {
 		{Kind: mount.Proc, Dst: "/proc"},
 		{Kind: mount.Dev, Dst: "/dev"},
 		{Kind: mount.Tmpfs, Dst: "/tmp", Size: 256 << 20, Mode: 0o1777},
+		// jail's resolver, generated for every network mode but host.
+		{Kind: mount.File, Dst: "/etc/resolv.conf", Mode: 0o644, Content: []byte("nameserver 127.0.0.1\noptions attempts:1\n")},
 	}
 	if !reflect.DeepEqual(c.Mounts, wantMounts) {
 		t.Errorf("mounts:\n%+v\nwant:\n%+v", c.Mounts, wantMounts)
@@ -245,5 +247,34 @@ func TestConfigRechecks(t *testing.T) {
 	}
 	if _, err := mustLoad(t, "minimal", Options{}).Config(nil, nil); err == nil {
 		t.Error("Config with no command succeeded")
+	}
+}
+
+// The jail's /etc/resolv.conf names jail's resolver, except when the jail
+// has the host's network (there 127.0.0.1:53 is the host's), and a
+// profile's own mount there wins.
+func TestConfigResolvConf(t *testing.T) {
+	resolv := func(c jail.Config) (mount.Spec, int) {
+		var found mount.Spec
+		n := 0
+		for _, m := range c.Mounts {
+			if m.Dst == "/etc/resolv.conf" {
+				found, n = m, n+1
+			}
+		}
+		return found, n
+	}
+	p := mustLoad(t, "default", Options{})
+	if m, n := resolv(mustConfig(t, p, []string{"true"}, hostEnv)); n != 1 || m.Kind != mount.File || string(m.Content) != resolvConf {
+		t.Errorf("network none: %d mounts at /etc/resolv.conf, %+v; want the generated one", n, m)
+	}
+	p.Network.Mode = networkHost
+	if _, n := resolv(mustConfig(t, p, []string{"true"}, hostEnv)); n != 0 {
+		t.Errorf("network host: %d mounts at /etc/resolv.conf, want none", n)
+	}
+	p.Network.Mode = networkNone
+	p.Mounts = append(p.Mounts, Mount{Type: "ro-bind", Src: "/etc/hosts", Dst: "/etc/resolv.conf"})
+	if m, n := resolv(mustConfig(t, p, []string{"true"}, hostEnv)); n != 1 || m.Kind != mount.ReadOnlyBind {
+		t.Errorf("a profile's own: %d mounts at /etc/resolv.conf, %+v; want the profile's", n, m)
 	}
 }

@@ -27,7 +27,7 @@ func Example() {
 	for _, e := range c.Env {
 		fmt.Println(e)
 	}
-	ws := c.Mounts[len(c.Mounts)-3] // then the generated /etc/passwd and /etc/group
+	ws := c.Mounts[len(c.Mounts)-4] // then the generated /etc/resolv.conf, /etc/passwd and /etc/group
 	fmt.Println(ws.Kind, ws.Src, ws.Dst)
 	// Output:
 	// [make test] /workspace 1000

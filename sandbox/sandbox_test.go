@@ -65,7 +65,7 @@ func TestRunReportsRefusals(t *testing.T) {
 		len(st.Denied[0].Args) != 6 || st.Denied[0].Args[0] != "0x10000000" { // CLONE_NEWUSER
 		t.Errorf("seccomp %q, denied %+v; want default's refusal of unshare(CLONE_NEWUSER)", st.Seccomp, st.Denied)
 	}
-	want := []jail.HostDenial{{Host: "not-listed.test", Port: 80, Count: 1, Reason: "not on the allowlist"}}
+	want := []jail.HostDenial{{Host: "not-listed.test", Port: 80, Count: 1, Reason: "not on the allowlist", Kind: "tcp"}}
 	if st.Network != "allowlist" || !slices.Equal(st.NetworkDenied, want) || st.NetworkAllowed == nil || len(st.NetworkAllowed) != 0 {
 		t.Errorf("network %q, denied %+v, allowed %+v; want allowlist, %+v, none", st.Network, st.NetworkDenied, st.NetworkAllowed, want)
 	}

@@ -198,7 +198,7 @@ func endings(dir, port string) []ending {
 			argv:  []string{"sh", "-c", "curl -sS -m 10 http://api.test:" + port + "/ && curl -sS -f -m 10 http://not-listed.test/"}, code: 22,
 			check: func(c *checker) {
 				c.want(c.st.Network == "allowlist", "network allowlist")
-				c.want(slices.Equal(c.st.NetworkDenied, []jail.HostDenial{{Host: "not-listed.test", Port: 80, Count: 1, Reason: "not on the allowlist"}}),
+				c.want(slices.Equal(c.st.NetworkDenied, []jail.HostDenial{{Host: "not-listed.test", Port: 80, Count: 1, Reason: "not on the allowlist", Kind: "tcp"}}),
 					"network_denied: not-listed.test:80, not on the allowlist")
 				p, _ := strconv.Atoi(port)
 				a := c.st.NetworkAllowed
