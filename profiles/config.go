@@ -101,7 +101,7 @@ func (p *Profile) setEnv() []string {
 // fetch reads the variables only when told to, NODE_USE_ENV_PROXY.
 var proxyEnv = map[string]string{
 	"NODE_USE_ENV_PROXY": "1",
-	"HTTP_PROXY": "http://127.0.0.1:3128", "http_proxy": "http://127.0.0.1:3128",
+	"HTTP_PROXY":         "http://127.0.0.1:3128", "http_proxy": "http://127.0.0.1:3128",
 	"HTTPS_PROXY": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128",
 	"ALL_PROXY": "socks5h://127.0.0.1:1080", "all_proxy": "socks5h://127.0.0.1:1080",
 	"NO_PROXY": "localhost,127.0.0.1,::1", "no_proxy": "localhost,127.0.0.1,::1",

@@ -50,31 +50,37 @@ func TestProxyLifeline(t *testing.T) {
 // startProxy starts jail's proxy stage with the fds the runner gives it,
 // and returns it with the write end of its lifeline.
 func startProxy(t *testing.T) (*exec.Cmd, *os.File) {
-	var files []*os.File
-	for i := 0; i < 2; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := ln.(*net.TCPListener).File()
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln.Close()
-		files = append(files, f)
+	// The resolver's socket and listener, as in network = "none".
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	udp, err := pc.(*net.UDPConn).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp, err := ln.(*net.TCPListener).File()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
 	reportR, reportW, _ := os.Pipe()
 	configR, configW, _ := os.Pipe()
 	lifeR, lifeW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	configW.WriteString(`{"allow":[],"hosts":{},"uid":65534,"gid":65534}`)
+	configW.WriteString(`{"mode":"none","allow":[],"hosts":{},"uid":65534,"gid":65534}`)
 	configW.Close()
 	cmd := exec.Command(filepath.Join(s.binDir, "jail"))
 	cmd.Args[0] = "jail-proxy"
 	cmd.Env = []string{"_JAIL_STAGE=proxy"}
-	cmd.ExtraFiles = append(files, reportW, configR, lifeR) // fds 3-7
+	cmd.ExtraFiles = []*os.File{reportW, configR, lifeR, udp, tcp} // fds 3-7 (jail/proxyctl.c)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
