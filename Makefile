@@ -101,11 +101,16 @@ soak: build testdeps
 demo: build
 	@./scripts/demo.sh $(BIN)
 
+# bwrap for the comparison, curl for the network figures (through the
+# allowlist's stack and on the host: bench/network.go).
 bench: build
-	@command -v bwrap >/dev/null 2>&1 || { \
-		echo "installing bubblewrap for the comparison"; \
-		$(SUDO) apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
-		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; }; }
+	@missing=; command -v bwrap >/dev/null 2>&1 || missing=bubblewrap; \
+	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing $$missing for the bench"; \
+		$(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; }; \
+	fi
 	$(GO) run ./bench -jail ./$(BIN) -json bin/bench.json
 
 lint: deps
