@@ -50,13 +50,27 @@ test: build testdeps
 test-cgroup2: build
 	bash vmtest/run.sh $(CURDIR)/$(BIN)
 
-# A few attack scripts are written in Python (raw keyctl, sockets); the
-# network scripts and the soak fetch through jail's proxy with curl.
+# What the test scripts run, as COMMAND:PACKAGE: a few attack scripts are
+# written in Python (raw keyctl, sockets); the network scripts and the soak
+# fetch with curl; the network scripts also clone with git (over ssh to an
+# sshd of their own), ping, run node, make certificates with openssl and
+# read the host's addresses with ip.
+TESTDEPS := python3:python3 curl:curl git:git ssh:openssh-client /usr/sbin/sshd:openssh-server \
+	ping:iputils-ping node:nodejs openssl:openssl ip:iproute2
+
+# One install of what is missing; the package lists are updated only if it
+# fails. The scripts start sshd themselves, on a high port: where systemd
+# runs, the ssh service the package starts is stopped and disabled again.
 testdeps:
-	@for p in python3 curl; do command -v $$p >/dev/null 2>&1 || { \
-		echo "installing $$p for the test scripts"; \
-		$(SUDO) apt-get install -y -qq $$p >/dev/null 2>&1 || \
-		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$p; }; }; done
+	@missing=; for d in $(TESTDEPS); do \
+		command -v $${d%%:*} >/dev/null 2>&1 || missing="$$missing $${d#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing$$missing for the test scripts"; \
+		$(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; } || exit 1; \
+		case "$$missing " in *" openssh-server "*) [ ! -d /run/systemd/system ] || \
+			$(SUDO) systemctl disable --now ssh.service ssh.socket >/dev/null 2>&1 || true;; esac; \
+	fi
 
 # The profile and seccomp policy parsers, the runner's C plan decoder,
 # the init stage's decoder of the plan the runner forwards, and
@@ -87,11 +101,16 @@ soak: build testdeps
 demo: build
 	@./scripts/demo.sh $(BIN)
 
+# bwrap for the comparison, curl for the network figures (through the
+# allowlist's stack and on the host: bench/network.go).
 bench: build
-	@command -v bwrap >/dev/null 2>&1 || { \
-		echo "installing bubblewrap for the comparison"; \
-		$(SUDO) apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
-		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; }; }
+	@missing=; command -v bwrap >/dev/null 2>&1 || missing=bubblewrap; \
+	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing $$missing for the bench"; \
+		$(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; }; \
+	fi
 	$(GO) run ./bench -jail ./$(BIN) -json bin/bench.json
 
 lint: deps

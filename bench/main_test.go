@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,10 +148,12 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.jail != "./jail" || c.runs != 50 || c.warmup != 10 || c.parallel != 8 ||
-		c.duration != 3*time.Second || c.timeout != 10*time.Second {
+		c.duration != 3*time.Second || c.timeout != 10*time.Second ||
+		c.downloadMB != 100 || c.netRuns != 5 || c.httpsRuns != 20 {
 		t.Errorf("defaults = %+v", c)
 	}
-	for _, args := range [][]string{{"-n", "29"}, {"-parallel", "0"}, {"-duration", "0s"}, {"extra"}} {
+	for _, args := range [][]string{{"-n", "29"}, {"-parallel", "0"}, {"-duration", "0s"}, {"extra"},
+		{"-download-mb", "0"}, {"-net-runs", "0"}, {"-https-runs", "0"}} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("parseFlags(%q): no error", args)
 		}
@@ -171,7 +174,9 @@ func TestResolveExe(t *testing.T) {
 }
 
 // TestRunWithStandIn runs the whole bench, briefly, with the stand-in jail
-// script; it needs a working bwrap.
+// script; it needs a working bwrap. The stand-in has no resolver for the
+// bench's pinned name, so the network figures through it fail: named, and
+// everything else still measured and written.
 func TestRunWithStandIn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real sandboxes")
@@ -187,12 +192,14 @@ func TestRunWithStandIn(t *testing.T) {
 	cfg := config{
 		jail: "testdata/fakejail", runs: minRuns, warmup: 1, parallel: 2,
 		duration: 100 * time.Millisecond, timeout: 10 * time.Second, jsonPath: jsonPath,
+		downloadMB: 1, netRuns: 1, httpsRuns: 1,
 	}
 	var out bytes.Buffer
-	if err := run(cfg, &out); err != nil {
-		t.Fatalf("run: %v\n%s", err, out.String())
+	if err := run(cfg, &out); !errors.Is(err, errFigures) {
+		t.Fatalf("run = %v, want the stand-in's network figures failed\n%s", err, out.String())
 	}
-	for _, want := range []string{"kernel", "fakejail (stand-in", "ratio jail/bwrap of the medians", "ratio jail/bwrap of calls/s", "--unshare-all"} {
+	for _, want := range []string{"kernel", "fakejail (stand-in", "ratio jail/bwrap of the medians", "ratio jail/bwrap of calls/s", "--unshare-all",
+		"ratio jail-allowlist/jail of calls/s", "jail-stack  FAILED", "figures that could not be measured:", "download (jail-stack): exit status 6"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -210,5 +217,10 @@ func TestRunWithStandIn(t *testing.T) {
 	}
 	if len(rep.Latency.SamplesMs["bwrap"]) != minRuns || rep.Throughput.JailBwrapRatio <= 0 {
 		t.Errorf("JSON figures missing: %s", b)
+	}
+	d, h := rep.Network.Download, rep.Network.HTTPS
+	if len(d.Paths) != 2 || len(d.Paths[0].Samples) != 1 || d.Paths[0].Median <= 0 || d.Paths[1].Error == "" ||
+		len(h.Paths) != 2 || len(h.Paths[0].Samples) != 1 || h.Paths[1].Error == "" || len(rep.Failed) != 2 {
+		t.Errorf("JSON network figures: %+v, failed %q", rep.Network, rep.Failed)
 	}
 }

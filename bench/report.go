@@ -43,18 +43,23 @@ func latencyPart(c *caller, ls []launcher, cfg config) (LatencyPart, error) {
 }
 
 // throughputPart measures jail's and bwrap's calls per second with every
-// caller busy; sandboxes must be jail, bwrap in that order.
+// caller busy; sandboxes must be jail, bwrap (and jail-allowlist) in that
+// order.
 func throughputPart(cs []*caller, sandboxes []launcher, cfg config) (ThroughPart, error) {
 	res, err := measureThroughput(cs, sandboxes, throughputRounds, cfg.duration)
 	if err != nil {
 		return ThroughPart{}, err
 	}
-	return ThroughPart{
+	p := ThroughPart{
 		Workers:        len(cs),
 		BurstSeconds:   cfg.duration.Seconds(),
 		Results:        res,
 		JailBwrapRatio: stats.Ratio(res[0].PerSecond, res[1].PerSecond),
-	}, nil
+	}
+	if len(res) > 2 {
+		p.AllowlistRatio = stats.Ratio(res[2].PerSecond, res[0].PerSecond)
+	}
+	return p, nil
 }
 
 // newCallers returns n callers, one per throughput worker.
@@ -102,36 +107,47 @@ func printHeader(w io.Writer, r Report) {
 	}
 }
 
-// printLatency prints the per-launcher statistics and the jail/bwrap ratios.
-func printLatency(w io.Writer, ls []launcher, p LatencyPart) {
+// printLatency prints the per-launcher statistics and the ratios.
+func printLatency(w io.Writer, ls []launcher, p LatencyPart, t TargetValues) {
 	fmt.Fprintf(w, "  %-14s %8s %8s %8s %8s   (ms per call)\n", "launcher", "median", "p95", "mean", "min")
 	for _, l := range ls {
 		s := p.Stats[l.Name]
 		fmt.Fprintf(w, "  %-14s %8.2f %8.2f %8.2f %8.2f\n", l.Name, s.Median, s.P95, s.Mean, s.Min)
 	}
-	fmt.Fprintf(w, "  ratio jail/bwrap of the medians:  %5.2f   %s\n", p.JailBwrapMedian, verdict(p.JailBwrapMedian <= 1, "≤"))
-	fmt.Fprintf(w, "  ratio jail/bwrap of the p95s:     %5.2f   %s\n", p.JailBwrapP95, verdict(p.JailBwrapP95 <= 1, "≤"))
+	fmt.Fprintf(w, "  ratio jail/bwrap of the medians:  %5.2f   %s\n", p.JailBwrapMedian, verdict(p.JailBwrapMedian <= t.MedianRatioMax, "≤", t.MedianRatioMax))
+	fmt.Fprintf(w, "  ratio jail/bwrap of the p95s:     %5.2f   %s\n", p.JailBwrapP95, verdict(p.JailBwrapP95 <= t.P95RatioMax, "≤", t.P95RatioMax))
 	fmt.Fprintf(w, "  ratio jail/jail-nofilter of the medians (the seccomp filter, cached): %5.2f\n", p.FilterMedian)
 	fmt.Fprintf(w, "  the run's cgroup (jail - jail-nocgroup): median %+.2f ms, p95 %+.2f ms, ratio of the medians %5.2f\n",
 		p.CgroupMedianMs, p.CgroupP95Ms, p.CgroupMedian)
-	fmt.Fprintf(w, "  ratio jail-allowlist/jail of the medians (the proxy, no connection made): %5.2f\n", p.AllowlistMedian)
-}
-
-// printThroughput prints calls per second for jail and bwrap and their ratio.
-func printThroughput(w io.Writer, p ThroughPart) {
-	fmt.Fprintf(w, "  %-8s %8s %8s %8s\n", "launcher", "calls", "seconds", "calls/s")
-	for _, t := range p.Results {
-		fmt.Fprintf(w, "  %-8s %8d %8.2f %8.1f\n", t.Launcher, t.Calls, t.Seconds, t.PerSecond)
+	if _, ok := p.Stats["jail-allowlist"]; ok {
+		fmt.Fprintf(w, "  ratio jail-allowlist/jail of the medians (no connection made): %5.2f   %s\n",
+			p.AllowlistMedian, verdict(p.AllowlistMedian <= t.AllowlistRatioMax, "≤", t.AllowlistRatioMax))
 	}
-	fmt.Fprintf(w, "  ratio jail/bwrap of calls/s:      %5.2f   %s\n", p.JailBwrapRatio, verdict(p.JailBwrapRatio >= 1, "≥"))
 }
 
-// verdict labels a ratio against its target of 1.00.
-func verdict(met bool, op string) string {
+// printThroughput prints calls per second for jail and bwrap (and
+// jail-allowlist) and the ratios.
+func printThroughput(w io.Writer, p ThroughPart, t TargetValues) {
+	fmt.Fprintf(w, "  %-14s %8s %8s %8s\n", "launcher", "calls", "seconds", "calls/s")
+	for _, r := range p.Results {
+		fmt.Fprintf(w, "  %-14s %8d %8.2f %8.1f\n", r.Launcher, r.Calls, r.Seconds, r.PerSecond)
+	}
+	fmt.Fprintf(w, "  ratio jail/bwrap of calls/s:      %5.2f   %s\n", p.JailBwrapRatio,
+		verdict(p.JailBwrapRatio >= t.ThroughputRatioMin, "≥", t.ThroughputRatioMin))
+	if len(p.Results) > 2 {
+		floor := 1 / t.AllowlistRatioMax
+		fmt.Fprintf(w, "  ratio jail-allowlist/jail of calls/s: %5.2f   %s\n", p.AllowlistRatio,
+			verdict(p.AllowlistRatio >= floor, "≥", floor))
+	}
+}
+
+// verdict labels a ratio against its target.
+func verdict(met bool, op string, target float64) string {
+	word := "MISSED"
 	if met {
-		return "(target " + op + " 1.00: met)"
+		word = "met"
 	}
-	return "(target " + op + " 1.00: MISSED)"
+	return fmt.Sprintf("(target %s %.2f: %s)", op, target, word)
 }
 
 // roundAll rounds every x to the given number of decimals, in place.
