@@ -34,9 +34,10 @@ import (
 //	                           run PROG on a terminal of its own (a new pty, its
 //	                           controlling terminal); once its output holds WAIT,
 //	                           type KEYS (Go-quoted: "\x03" is ^C); check its exit
-//	helper TEXT ARGV0          describe the jail's helper ARGV0 (procs_test.go)
+//	helper TEXT ARGV0          describe the jail's helper ARGV0 (procs_test.go); its pid goes in $HELPER_PID
 //	waitproc TEXT              wait (10 s at most) for a host process whose command line holds TEXT
 //	noproc TEXT                wait (10 s at most) until no host process's command line holds TEXT
+//	                           (TEXT pid:N: until process N is gone)
 //	sentinel [-as USER] NAME   start a host process (sleep) as USER; it is killed at the end
 //	alive NAME                 the sentinel NAME is still running
 //	chown USER PATH...         chown -R
@@ -339,7 +340,17 @@ func waitProc(ts *testscript.TestScript, neg bool, args []string, want bool) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		pids := findProcs(args[0])
+		var pids []int
+		if n, ok := strings.CutPrefix(args[0], "pid:"); ok {
+			// One process by its pid (helper sets $HELPER_PID): gone
+			// once /proc no longer has it, or only as a zombie.
+			if st, err := os.ReadFile("/proc/" + n + "/stat"); err == nil && !bytes.Contains(st, []byte(") Z ")) {
+				pid, _ := strconv.Atoi(n)
+				pids = append(pids, pid)
+			}
+		} else {
+			pids = findProcs(args[0])
+		}
 		if (len(pids) > 0) == want {
 			return
 		}

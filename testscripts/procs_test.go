@@ -53,6 +53,7 @@ func helperOf(ts *testscript.TestScript, neg bool, args []string) {
 				where = "run"
 			}
 			fmt.Fprintf(ts.Stdout(), "cgroup %s\n", where)
+			ts.Setenv("HELPER_PID", strconv.Itoa(helper))
 			return
 		}
 		if time.Now().After(deadline) {
