@@ -2,7 +2,10 @@
 
 package netstack
 
-import "fmt"
+import (
+	"fmt"
+	"net/netip"
+)
 
 // Options sizes the stack. Every limit bounds what a jail can make its
 // helper hold: the helper is in the run's cgroup, so a flood costs the
@@ -23,7 +26,19 @@ type Options struct {
 	// buffers in the stack (gVisor grows receive buffers up to BufMax).
 	// The jail-to-stack leg has no delay, so small windows suffice.
 	BufDefault, BufMax int
+	// Sources are the jail's own addresses on the TUN device
+	// (jail/tun.c): a SYN from any other source is reset without a
+	// Dial. A command without CAP_NET_RAW can still send one, with
+	// IPV6_FREEBIND, and each would hold a MaxInFlight slot for the two
+	// minutes of gVisor's SYN-ACK retries.
+	Sources []netip.Addr
 }
+
+// The jail's addresses on its TUN device, as jail/tun.c sets them.
+var (
+	jailV4 = netip.AddrFrom4([4]byte{192, 0, 0, 2})
+	jailV6 = netip.MustParseAddr("fd6a:696c::2")
+)
 
 // DefaultOptions are the sizes docs/design/netstack.md measured: 64 SYNs
 // in flight, 256 connections, 256 KiB buffers growing to 1 MiB (with
@@ -35,6 +50,7 @@ func DefaultOptions() Options {
 		MaxConns:    256,
 		BufDefault:  256 << 10,
 		BufMax:      1 << 20,
+		Sources:     []netip.Addr{jailV4, jailV6},
 	}
 }
 
@@ -57,6 +73,8 @@ func (o Options) check() error {
 		return fmt.Errorf("netstack options: MaxConns %d is not positive", o.MaxConns)
 	case o.BufDefault < minBuf || o.BufMax < o.BufDefault:
 		return fmt.Errorf("netstack options: buffers %d (default) and %d (max) need %d <= default <= max", o.BufDefault, o.BufMax, minBuf)
+	case len(o.Sources) == 0:
+		return fmt.Errorf("netstack options: no Sources: every SYN would be reset")
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ package netstack
 import (
 	"errors"
 	"fmt"
+	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,13 +51,17 @@ const timeWait = time.Second
 //
 // Not bounded by time here: a SYN whose source never answers the SYN-ACK
 // holds its MaxInFlight slot through gVisor's retransmits, about two
-// minutes. Only a raw socket can send one, and the jail's command has no
-// CAP_NET_RAW; a real socket's kernel answers at once.
+// minutes. So only SYNs from the jail's own addresses (Options.Sources)
+// are decided at all: one from another source (IPV6_FREEBIND sends one
+// without CAP_NET_RAW) is reset at once, and the jail's kernel answers
+// its own SYN-ACKs.
 type Stack struct {
 	fd  int
 	ns  *stack.Stack
 	h   Handler
 	sem chan struct{} // one token per open connection, MaxConns in all
+	// sources are the jail's own addresses: SYNs from others are reset.
+	sources []netip.Addr
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -75,10 +81,11 @@ func Start(fd int, opts Options, h Handler) (*Stack, error) {
 		return nil, errors.New("netstack: no handler")
 	}
 	s := &Stack{
-		fd:   fd,
-		h:    h,
-		sem:  make(chan struct{}, opts.MaxConns),
-		done: make(chan struct{}),
+		fd:      fd,
+		h:       h,
+		sem:     make(chan struct{}, opts.MaxConns),
+		sources: slices.Clone(opts.Sources),
+		done:    make(chan struct{}),
 	}
 	link, err := newLink(fd, opts.MTU, s.linkEnded)
 	if err != nil {

@@ -5,6 +5,7 @@ package netstack
 
 import (
 	"net/netip"
+	"slices"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -18,6 +19,10 @@ import (
 func (s *Stack) onSYN(req *tcp.ForwarderRequest) {
 	id := req.ID()
 	dst := addrPort(id.LocalAddress, id.LocalPort)
+	if !slices.Contains(s.sources, addrPort(id.RemoteAddress, 0).Addr()) {
+		req.Complete(true) // spoofed: not from the jail's own address
+		return
+	}
 	select {
 	case s.sem <- struct{}{}:
 		defer func() { <-s.sem }()
