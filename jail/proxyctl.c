@@ -150,8 +150,17 @@ void on_proxy_listeners(struct runner *r, short revents)
 {
 	struct proxy *px = &r->px;
 	int fds[NET_NFDS];
+	char b;
+	/* A message came (not PID 1's EOF, whose error says why) but not
+	 * the sockets in it: the jail's network would have nobody serving
+	 * it, with the TUN device's connections hanging, so the run ends. */
+	int sent = recv(px->net, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
 	if (fd_recv(px->net, fds, px->nfds) == 0)
 		memcpy(px->fd, fds, sizeof fds[0] * (size_t)px->nfds);
+	else if (sent) {
+		r->o.fatal = "could not take the jail's network sockets from its PID 1 (file descriptor limit?)";
+		kill_jail(r);
+	}
 	close(px->net);
 	px->net = -1;
 }
@@ -193,6 +202,38 @@ static void printable(char *out, size_t size, const char *s, size_t n)
 	out[n] = 0;
 }
 
+/* lookup reports whether a refusal line is of a name's lookup, rather
+ * than of a connection or a datagram. */
+static int lookup(const char *line)
+{
+	return strstr(line, "refused lookup of ") != NULL;
+}
+
+/* keep_refused keeps a refusal line for the end of the run: the first
+ * PROXY_REFUSED_SAID, except that a connection's refusal takes the place
+ * of the last lookup's kept, so a jail cannot crowd out with lookups of
+ * names of its choosing (each with an --allow suggestion) the refusal of,
+ * say, the metadata address. */
+static void keep_refused(struct proxy *px, const char *line, size_t n)
+{
+	unsigned kept = px->nrefused < PROXY_REFUSED_SAID ? px->nrefused : PROXY_REFUSED_SAID;
+	int at = kept < PROXY_REFUSED_SAID ? (int)kept : -1;
+	char tmp[PROXY_REFUSED_LEN];
+	printable(tmp, sizeof tmp, line, n);
+	for (int i = (int)kept - 1; at < 0 && i >= 0 && !lookup(tmp); i--)
+		if (lookup(px->refused[i]))
+			at = i;
+	if (at < 0)
+		return;
+	/* Connections before lookups: shift the lookups kept after at. */
+	if (!lookup(tmp))
+		while (at > 0 && lookup(px->refused[at - 1])) {
+			memcpy(px->refused[at], px->refused[at - 1], sizeof px->refused[0]);
+			at--;
+		}
+	memcpy(px->refused[at], tmp, sizeof tmp);
+}
+
 /* take keeps a whole line the proxy wrote: its report (JSON fields of
  * the status record, the last one wins), a refusal to name at the end of
  * the run (the first few, and a count), or a message of its own, which
@@ -201,9 +242,7 @@ static void take(struct proxy *px)
 {
 	static const char report[] = "\"network_denied\":", refused[] = "refused ";
 	if (strncmp(px->line, refused, sizeof refused - 1) == 0) {
-		if (px->nrefused < PROXY_REFUSED_SAID)
-			printable(px->refused[px->nrefused], sizeof px->refused[0], px->line + sizeof refused - 1,
-				  px->len - (sizeof refused - 1));
+		keep_refused(px, px->line + sizeof refused - 1, px->len - (sizeof refused - 1));
 		if (px->nrefused < UINT_MAX)
 			px->nrefused++;
 		return;
