@@ -155,7 +155,8 @@ func setup(env *testscript.Env) error {
 // condition answers [root] (the suite runs as root, so it can also run
 // jails as the unprivileged user), [amd64], [cgroupv1] (the host's pids
 // controller is on v1), [rtprio] (it may raise RLIMIT_RTPRIO), [tunuser]
-// (the unprivileged user may open /dev/net/tun), and [file_getattr]: the
+// (the unprivileged user may open /dev/net/tun), [npmregistry] (the host's
+// npm registry answers), and [file_getattr]: the
 // kernel has syscall 468 (Linux 6.17), one libseccomp cannot name.
 func condition(cond string) (bool, error) {
 	switch cond {
@@ -175,6 +176,10 @@ func condition(cond string) (bool, error) {
 		// containers) without udev, this development VM among them.
 		var st unix.Stat_t
 		return unix.Stat("/dev/net/tun", &st) == nil && st.Mode&0o006 == 0o006, nil
+	case "npmregistry":
+		// The registry the host's npm uses answers (registry_test.go).
+		_, err := npmRegistry()
+		return err == nil, nil
 	case "file_getattr":
 		_, _, errno := unix.Syscall6(468, ^uintptr(0), 0, 0, 0, 0, 0)
 		return errno != unix.ENOSYS, nil
