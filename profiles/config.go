@@ -76,15 +76,20 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 }
 
 // setEnv is env.set as KEY=value, sorted for a deterministic Config; with
-// the allowlist, the proxy variables every tool reads come first (env.set
-// may still override them).
+// the allowlist, the proxy variables every tool reads come first, with
+// none the offline ones (env.set may still override them).
 func (p *Profile) setEnv() []string {
 	set := maps.Clone(p.Env.Set)
-	if p.Network.Mode == networkAllowlist {
-		for k, v := range proxyEnv {
-			if _, ok := set[k]; !ok {
-				set[k] = v
-			}
+	var mode map[string]string
+	switch p.Network.Mode {
+	case networkAllowlist:
+		mode = proxyEnv
+	case networkNone:
+		mode = offlineEnv
+	}
+	for k, v := range mode {
+		if _, ok := set[k]; !ok {
+			set[k] = v
 		}
 	}
 	env := make([]string, 0, len(set))
@@ -101,11 +106,20 @@ func (p *Profile) setEnv() []string {
 // fetch reads the variables only when told to, NODE_USE_ENV_PROXY.
 var proxyEnv = map[string]string{
 	"NODE_USE_ENV_PROXY": "1",
-	"HTTP_PROXY":         "http://127.0.0.1:3128", "http_proxy": "http://127.0.0.1:3128",
+	// npm retries even "no such name" twice, 10 s and then 60 s apart:
+	// a refused host would cost an agent's call 70 s. Still twice, but
+	// a second apart.
+	"npm_config_fetch_retry_mintimeout": "1000", "npm_config_fetch_retry_maxtimeout": "2000",
+	"HTTP_PROXY": "http://127.0.0.1:3128", "http_proxy": "http://127.0.0.1:3128",
 	"HTTPS_PROXY": "http://127.0.0.1:3128", "https_proxy": "http://127.0.0.1:3128",
 	"ALL_PROXY": "socks5h://127.0.0.1:1080", "all_proxy": "socks5h://127.0.0.1:1080",
 	"NO_PROXY": "localhost,127.0.0.1,::1", "no_proxy": "localhost,127.0.0.1,::1",
 }
+
+// offlineEnv is for network = "none", where no connection can ever
+// succeed: package managers that retry every network error (npm for 70 s,
+// pip for 8) are told not to, so the agent reads the refusal at once.
+var offlineEnv = map[string]string{"npm_config_fetch_retries": "0", "PIP_RETRIES": "0"}
 
 // keptEnv is env.keep without the names env.set gives a value (it wins);
 // the jail reads the host's values when it starts.

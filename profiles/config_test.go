@@ -49,9 +49,11 @@ func TestConfigMinimal(t *testing.T) {
 	if c.UID != 1000 || c.GID != 1000 || c.HostUID != 65534 || c.HostGID != 65534 {
 		t.Errorf("ids %d %d %d %d", c.UID, c.GID, c.HostUID, c.HostGID)
 	}
-	// Nothing from the host: invariant 5.
+	// Nothing from the host: invariant 5. With no network, package
+	// managers are told not to retry.
 	wantEnv := []string{
 		"HOME=/tmp", "LANG=C.UTF-8", "PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
+		"PIP_RETRIES=0", "npm_config_fetch_retries=0",
 	}
 	if !slices.Equal(c.Env, wantEnv) {
 		t.Errorf("env = %q, want %q", c.Env, wantEnv)
@@ -97,7 +99,7 @@ A = "first"
 	want := []string{
 		"A=first", "HOME=/tmp", "LANG=C.UTF-8",
 		"PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin",
-		"ZED=last",
+		"PIP_RETRIES=0", "ZED=last", "npm_config_fetch_retries=0",
 	}
 	if !slices.Equal(c.Env, want) {
 		t.Errorf("env = %q, want %q", c.Env, want)

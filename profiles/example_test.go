@@ -34,6 +34,8 @@ func Example() {
 	// HOME=/workspace
 	// LANG=C.UTF-8
 	// PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin
+	// PIP_RETRIES=0
+	// npm_config_fetch_retries=0
 	// bind /home/me/proj /workspace
 }
 
