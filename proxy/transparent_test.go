@@ -484,3 +484,91 @@ func TestHTTPProxyFakeHost(t *testing.T) {
 		t.Errorf("the server read Host %q, want %q", got, want)
 	}
 }
+
+// TestServeUpgradeIgnored: a server that ignores an Upgrade (or refuses a
+// CONNECT) answers as to any request; the client's next request is
+// checked like the first, not relayed raw.
+func TestServeUpgradeIgnored(t *testing.T) {
+	for _, first := range []string{
+		"GET /first HTTP/1.1\r\nHost: api.test\r\nUpgrade: whatever\r\nConnection: Upgrade\r\n\r\n",
+		"CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\n\r\n",
+	} {
+		paths := make(chan string, 4)
+		port := server(t, func(c net.Conn) {
+			br := bufio.NewReader(c)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				paths <- req.Host
+				fmt.Fprintf(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno")
+			}
+		})
+		p, rr := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
+			Hosts: map[string]string{"api.test": "127.0.0.1"}})
+		jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
+		jail.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(jail, "%sGET /second HTTP/1.1\r\nHost: secret-vhost.internal\r\n\r\n", first)
+		br := bufio.NewReader(jail)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != 404 {
+			t.Fatalf("%q: the first answer: %v %v", first, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		ended(t, done)
+		if got := <-paths; !strings.HasPrefix(got, "api.test") {
+			t.Errorf("the server read Host %q first", got)
+		}
+		select {
+		case got := <-paths:
+			t.Errorf("%q: the server read a second request, for %q", first, got)
+		default:
+		}
+		want := []string{"network: refused api.test:80 (HTTP Host 'secret-vhost.internal' is not the host asked for)"}
+		if l := rr.refused(t); !slices.Equal(l, want) {
+			t.Errorf("lines: %q, want %q", l, want)
+		}
+	}
+}
+
+// TestServePipelined: answers to requests sent before the first came
+// (HEAD, with a length but no body; chunked; after a 100 Continue) reach
+// the client as the server sent them.
+func TestServePipelined(t *testing.T) {
+	const answers = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" +
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" +
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"
+	port := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; i < 3; i++ {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+		}
+		io.WriteString(c, answers)
+		io.Copy(io.Discard, br)
+	})
+	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
+	jail.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(jail, "HEAD / HTTP/1.1\r\nHost: api.test\r\n\r\nGET / HTTP/1.1\r\nHost: api.test\r\n\r\n"+
+		"PUT / HTTP/1.1\r\nHost: api.test\r\nUpgrade: x\r\nConnection: upgrade\r\nContent-Length: 0\r\n\r\n")
+	got := make([]byte, len(answers))
+	if _, err := io.ReadFull(jail, got); err != nil || string(got) != answers {
+		t.Errorf("the jail read %q, %v", got, err)
+	}
+	jail.(*net.TCPConn).CloseWrite()
+	ended(t, done)
+}
+
+// ended waits for Serve to return, failing the test after 10 s.
+func ended(t *testing.T, done chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
+	}
+}
