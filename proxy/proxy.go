@@ -194,10 +194,13 @@ func dropRoot(uid, gid uint32) error {
 
 // proxy holds the policy and what happened.
 type proxy struct {
-	cfg    Config
-	dialer net.Dialer
-	out    *os.File
-	names  *names
+	cfg Config
+	// dialer connects on the host (a net.Dialer; tests redirect it).
+	dialer interface {
+		Dial(network, address string) (net.Conn, error)
+	}
+	out   *os.File
+	names *names
 
 	mu      sync.Mutex
 	denied  map[refusal]int
@@ -222,7 +225,7 @@ type allowedStat struct {
 }
 
 func newProxy(cfg Config, out *os.File) *proxy {
-	return &proxy{cfg: cfg, out: out, dialer: net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
+	return &proxy{cfg: cfg, out: out, dialer: &net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 )
 
@@ -54,8 +55,9 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 // The rest goes through raw only once the server agreed to switch: after
 // an Upgrade request (WebSocket) it answered 101, after a CONNECT 2xx.
 // Until its answer the client is not read; a server that ignores the
-// Upgrade leaves the next request to be checked like the first.
-func (p *proxy) relayHTTP(t target, client, server net.Conn) {
+// Upgrade leaves the next request to be checked like the first. The
+// client is read through cbr, which may hold what it sent already.
+func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) {
 	var a *allowedStat // counted from its first request let through
 	down := &countWriter{w: client}
 	queue := make(chan asked, maxPipelined)
@@ -67,7 +69,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn) {
 		close(done)
 	}()
 	up := &countWriter{w: server}
-	lim := &io.LimitedReader{R: client, N: maxHeader}
+	lim := &io.LimitedReader{R: cbr, N: maxHeader}
 	br := bufio.NewReader(lim)
 	for {
 		// The request line and headers are bounded; a body is read as
@@ -233,6 +235,27 @@ func readFinal(br *bufio.Reader, lim *io.LimitedReader, req *http.Request) (*htt
 			return resp, nil
 		}
 	}
+}
+
+// serveConn relays a connection the policy let through to t, from any of
+// the ways out (the stack, CONNECT, SOCKS), so each checks the same: to
+// port 443 after the ClientHello's SNI proved to be the name, to port 80
+// request by request with each Host checked, to other ports raw (the list
+// named the port). An address the list names has no name to check
+// against: raw too. The client is read through br, which may hold what it
+// sent already.
+func (p *proxy) serveConn(t target, client, server net.Conn, br *bufio.Reader) {
+	if _, err := netip.ParseAddr(t.Host); err != nil && t.Port == 80 {
+		p.relayHTTP(t, client, server, br)
+		return
+	}
+	first, ok := p.checkTLS(client, br, t)
+	if !ok {
+		client.Close()
+		server.Close()
+		return
+	}
+	p.relay(t, client, server, first)
 }
 
 type countWriter struct {
