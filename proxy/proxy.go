@@ -7,10 +7,11 @@
 // helper dials out from the host's namespaces. It lets through only the
 // names on the allowlist: the resolver answers them with fake addresses
 // that map back to the name, and refuses the rest; it refuses IP literals
-// the list does not name and names that resolve to loopback, link-local
-// or private addresses unless pinned or named, and checks that a
-// connection to port 443 sends the SNI of its name and one to port 80 the
-// Host. The jail has no other route out, so the list is enforced, not
+// the list does not name and names that resolve to loopback, link-local,
+// private or other special addresses or the host's own unless pinned or
+// named, and checks, however the jail connects, that a connection to port
+// 443 sends the SNI of its name and one to port 80 the Host in each
+// request. The jail has no other route out, so the list is enforced, not
 // advisory.
 package proxy
 
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -112,6 +114,10 @@ func Main(args []string) {
 	if err != nil {
 		fail(report, fmt.Errorf("configuration: %w", err))
 	}
+	local, err := hostAddrs()
+	if err != nil {
+		fail(report, err)
+	}
 	if os.Geteuid() == 0 {
 		if err := dropRoot(cfg.UID, cfg.GID); err != nil {
 			fail(report, err)
@@ -131,6 +137,7 @@ func Main(args []string) {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	p := newProxy(cfg, report)
+	p.local = local
 	die := func(err error) {
 		p.mu.Lock() // no report is written meanwhile
 		fail(report, err)
@@ -201,6 +208,9 @@ type proxy struct {
 	}
 	out   *os.File
 	names *names
+	// local is the host's own addresses, refused unless pinned or named
+	// like internal ones.
+	local map[netip.Addr]bool
 
 	mu      sync.Mutex
 	denied  map[refusal]int

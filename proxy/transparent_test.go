@@ -72,7 +72,7 @@ func TestDialFake(t *testing.T) {
 	}
 	for _, dst := range []netip.AddrPort{
 		netip.AddrPortFrom(fake, 443), netip.AddrPortFrom(twin(fake), 22),
-		netip.AddrPortFrom(unknown, port), netip.MustParseAddrPort("203.0.113.9:443"),
+		netip.AddrPortFrom(unknown, port), netip.MustParseAddrPort("93.184.216.9:443"),
 		netip.MustParseAddrPort("127.0.0.1:443"), netip.MustParseAddrPort("[::ffff:169.254.169.254]:80"),
 	} {
 		c, err := h.Dial(dst)
@@ -85,7 +85,7 @@ func TestDialFake(t *testing.T) {
 		"network: refused api.test:443 (not on the allowlist of profile agent; allow it with --allow api.test)",
 		"network: refused api.test:22 (not on the allowlist of profile agent; allow it with --allow api.test:22)",
 		fmt.Sprintf("network: refused %s:%d (an address the jail's resolver did not give)", unknown, port),
-		"network: refused 203.0.113.9:443 (IP address not on the allowlist of profile agent; allow it with --allow 203.0.113.9)",
+		"network: refused 93.184.216.9:443 (IP address not on the allowlist of profile agent; allow it with --allow 93.184.216.9)",
 		"network: refused 127.0.0.1:443 (IP address not on the allowlist)",
 		"network: refused 169.254.169.254:80 (IP address not on the allowlist)",
 	}
