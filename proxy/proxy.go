@@ -82,6 +82,8 @@ const (
 // jail's namespaces, in its cgroup.
 const (
 	maxHeader  = 64 << 10 // a request line and headers
+	maxConns   = 256      // open through the two proxies together
+	maxFiles   = 4096     // the helper's descriptors (RLIMIT_NOFILE)
 	maxEntries = 256      // distinct refusals and destinations recorded
 	memLimit   = 256 << 20
 	// A recorded name and reason, in bytes: with maxEntries of each
@@ -116,6 +118,9 @@ func Main(args []string) {
 	}
 	local, err := hostAddrs()
 	if err != nil {
+		fail(report, err)
+	}
+	if err := limitFiles(); err != nil {
 		fail(report, err)
 	}
 	if os.Geteuid() == 0 {
@@ -183,6 +188,27 @@ func fail(report *os.File, err error) {
 	os.Exit(125)
 }
 
+// limitFiles sets the helper's limit on open descriptors, soft and hard,
+// to maxFiles (or the hard limit, if lower and it may not raise it): room
+// for the stack's and the proxies' connections, but no more of the
+// host's.
+func limitFiles() error {
+	if unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: maxFiles, Max: maxFiles}) == nil {
+		return nil
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("descriptor limit: %w", err)
+	}
+	if lim.Max < maxFiles {
+		lim.Cur = lim.Max
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("descriptor limit: %w", err)
+	}
+	return nil
+}
+
 func dropRoot(uid, gid uint32) error {
 	if uid == 0 || gid == 0 {
 		return errors.New("refusing to run as root: no unprivileged ids given")
@@ -211,6 +237,8 @@ type proxy struct {
 	// local is the host's own addresses, refused unless pinned or named
 	// like internal ones.
 	local map[netip.Addr]bool
+	// conns holds a token for each connection the two proxies serve.
+	conns chan struct{}
 
 	mu      sync.Mutex
 	denied  map[refusal]int
@@ -236,9 +264,13 @@ type allowedStat struct {
 
 func newProxy(cfg Config, out *os.File) *proxy {
 	return &proxy{cfg: cfg, out: out, dialer: &net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
+		conns:  make(chan struct{}, maxConns),
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
 
+// accept serves the connections to a proxy's listener; past maxConns
+// open through both proxies, a connection is closed and recorded, as the
+// stack's past its own limit.
 func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
 	for {
 		c, err := ln.Accept()
@@ -249,7 +281,19 @@ func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		select {
+		case p.conns <- struct{}{}:
+		default:
+			t := target{"(a proxy)", 0}
+			if a, err := netip.ParseAddrPort(c.LocalAddr().String()); err == nil {
+				t = target{a.Addr().Unmap().String(), a.Port()}
+			}
+			c.Close()
+			p.deny(kindTCP, t, "too many connections")
+			continue
+		}
 		go func() {
+			defer func() { <-p.conns }()
 			defer c.Close()
 			serve(c)
 		}()
