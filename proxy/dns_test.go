@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"slices"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ func TestResolverAllowed(t *testing.T) {
 	p, rr := newTestProxy(t, allowlistConfig(hostResolver(t)))
 	udp, tcp := serveResolver(t, p)
 	for _, network := range []string{"udp", "tcp"} {
-		for name, want := range map[string]string{"api.test.": "127.0.0.1", "A.X.Test.": "203.0.113.7", "ssh.test.": "203.0.113.7"} {
+		for name, want := range map[string]string{"api.test.": "127.0.0.1", "A.X.Test.": "93.184.216.34", "ssh.test.": "93.184.216.34"} {
 			addr := map[string]string{"udp": udp, "tcp": tcp}[network]
 			a := ask(t, network, addr, name, dnsmessage.TypeA)
 			if a.h.RCode != dnsmessage.RCodeSuccess || a.h.ID != 0x1234 || !a.h.Response || len(a.addrs) != 1 || !fakeV4.Contains(a.addrs[0]) || a.ttl != answerTTL {
@@ -319,5 +320,53 @@ func TestResolverManyNames(t *testing.T) {
 	a1 := ask(t, "udp", udp, "h1.x.test.", dnsmessage.TypeA)
 	if a1.h.RCode != dnsmessage.RCodeSuccess {
 		t.Errorf("h1.x.test after the flood: %v", a1.h.RCode)
+	}
+}
+
+// TestHostAddrs: a listed name that resolves to one of the host's own
+// addresses is refused as an internal one, unless pinned or named; the
+// helper's list of them has this machine's.
+func TestHostAddrs(t *testing.T) {
+	local, err := hostAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !local[netip.MustParseAddr("127.0.0.1")] {
+		t.Errorf("the host's addresses %v lack 127.0.0.1", local)
+	}
+	// This machine's addresses are likely internal anyway: the test
+	// resolver's public one stands for one that is not.
+	self := netip.MustParseAddr("93.184.216.34")
+	local[self] = true
+	p, rr := newTestProxy(t, Config{Mode: "allowlist", resolver: hostResolver(t), Allow: []Allow{{Host: "api.test"}, {Host: "pinned.test"}},
+		Hosts: map[string]string{"pinned.test": "93.184.216.34"}})
+	p.local = local
+	udp, _ := serveResolver(t, p)
+	if a := ask(t, "udp", udp, "api.test.", dnsmessage.TypeA); a.h.RCode != dnsmessage.RCodeNameError {
+		t.Errorf("api.test, at the host's address: %+v", a)
+	}
+	want := []string{"network: refused lookup of api.test (resolves only to loopback, link-local or private addresses)"}
+	if got := rr.refused(t); !slices.Equal(got, want) {
+		t.Errorf("lines: %q, want %q", got, want)
+	}
+	if _, _, err := p.permit("api.test", 443); err != errInternal {
+		t.Errorf("api.test:443, at the host's address: %v, want %v", err, errInternal)
+	}
+	if _, addrs, err := p.permit("pinned.test", 443); err != nil || !slices.Equal(addrs, []netip.Addr{self}) {
+		t.Errorf("pinned.test: %v %v", addrs, err)
+	}
+	// Named for one port: reached there only.
+	p, _ = newTestProxy(t, Config{Mode: "allowlist", resolver: hostResolver(t), Allow: []Allow{{Host: "named.test"},
+		{Host: "named.test", Port: 8080}, {Host: "93.184.216.34", IP: true, Port: 8080}}})
+	p.local = local
+	fake, err := p.fakeAddr("named.test")
+	if err != nil {
+		t.Fatalf("named.test (its address named for 8080): %v", err)
+	}
+	if _, _, err := p.permit(fake.String(), 8080); err != nil {
+		t.Errorf("named.test:8080: %v", err)
+	}
+	if _, _, err := p.permit(fake.String(), 443); err != errInternal {
+		t.Errorf("named.test:443: %v, want %v", err, errInternal)
 	}
 }

@@ -100,7 +100,7 @@ func record(t *testing.T, p *proxy, rr *reportReader) ([]HostDenial, []HostUse) 
 // hostResolver runs a DNS server on the host's loopback standing for the
 // host's resolver, and returns a resolver that asks it. Names starting
 // "gone." do not exist, "broken." get SERVFAIL, "loop." resolve to
-// 127.0.0.1, "private." to 10.1.2.3, the rest to 203.0.113.7 (and no
+// 127.0.0.1, "private." to 10.1.2.3, the rest to 93.184.216.34 (and no
 // IPv6).
 func hostResolver(t *testing.T) *net.Resolver {
 	t.Helper()
@@ -138,7 +138,7 @@ func hostResolver(t *testing.T) *net.Resolver {
 			case strings.HasPrefix(name, "private.") && q.Type == dnsmessage.TypeA:
 				a = []byte{10, 1, 2, 3}
 			case q.Type == dnsmessage.TypeA:
-				a = []byte{203, 0, 113, 7}
+				a = []byte{93, 184, 216, 34}
 			}
 			b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, RecursionDesired: h.RecursionDesired,
 				RecursionAvailable: true, Authoritative: true, RCode: rcode})

@@ -5,9 +5,11 @@ package proxy
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,7 +29,8 @@ func TestMain(m *testing.M) {
 
 // TestMainNone: started with the fds of mode "none" (3 report, 4 config,
 // 5 lifeline, 6 and 7 the resolver's sockets), the helper answers a
-// lookup NXDOMAIN, says the refusal, and reports it at SIGTERM.
+// lookup NXDOMAIN, says the refusal, and reports it at SIGTERM; it holds
+// at most maxFiles descriptors.
 func TestMainNone(t *testing.T) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
@@ -77,6 +80,14 @@ func TestMainNone(t *testing.T) {
 	want := "refused network is off in this jail; refused lookup of example.com (allow it with --allow example.com)"
 	if l := next(t, lines); l != want {
 		t.Errorf("line %q, want %q", l, want)
+	}
+	// Its own limit on descriptors, soft and hard.
+	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^Max open files +4096 +4096 `).Match(limits) {
+		t.Errorf("the helper's limits:\n%s", limits)
 	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	var last string

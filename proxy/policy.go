@@ -5,6 +5,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -118,7 +119,7 @@ func (p *proxy) forPort(t target, addrs []netip.Addr, pinned bool) (target, []ne
 	}
 	var ok []netip.Addr
 	for _, a := range addrs {
-		if !internal(a) || p.listed(a.String(), true, t.Port) {
+		if !p.internal(a) || p.listed(a.String(), true, t.Port) {
 			ok = append(ok, a)
 		}
 	}
@@ -161,7 +162,7 @@ func (p *proxy) vet(name string) (addrs []netip.Addr, pinned bool, err error) {
 	}
 	for _, ip := range ips {
 		ip = ip.Unmap()
-		if internal(ip) && !p.listedAnyPort(ip.String(), true) {
+		if p.internal(ip) && !p.listedAnyPort(ip.String(), true) {
 			continue
 		}
 		if len(addrs) < maxAddrs {
@@ -216,10 +217,43 @@ var special = []netip.Prefix{
 	netip.MustParsePrefix("0.0.0.0/8"),
 	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
 	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
+	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
+	netip.MustParsePrefix("192.88.99.0/24"),  // 6to4 relays
+	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
+	netip.MustParsePrefix("198.51.100.0/24"), // documentation
+	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 	netip.MustParsePrefix("240.0.0.0/4"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("100::/64"), // discard
 	netip.MustParsePrefix("2001::/23"),
+	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("fec0::/10"),       // site-local
+	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated
+}
+
+// internal is whether ip is refused unless pinned or named: an internal
+// address, or one of the host's own (which may look public, and may serve
+// what listens on the host only).
+func (p *proxy) internal(ip netip.Addr) bool {
+	return internal(ip) || p.local[ip.Unmap()]
+}
+
+// hostAddrs is the addresses of the host's interfaces, in the namespace
+// the helper starts in: the host's.
+func hostAddrs() (map[netip.Addr]bool, error) {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("the host's addresses: %w", err)
+	}
+	local := map[netip.Addr]bool{}
+	for _, a := range as {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				local[ip.Unmap()] = true
+			}
+		}
+	}
+	return local, nil
 }
 
 // internal addresses are refused unless named: anything but public
@@ -227,6 +261,7 @@ var special = []netip.Prefix{
 // and special ranges), also when embedded in IPv6 (NAT64, 6to4,
 // IPv4-compatible).
 func internal(ip netip.Addr) bool {
+	ip = ip.Unmap()
 	if ip.Is6() {
 		b := ip.As16()
 		var v4 [4]byte

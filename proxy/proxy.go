@@ -7,10 +7,11 @@
 // helper dials out from the host's namespaces. It lets through only the
 // names on the allowlist: the resolver answers them with fake addresses
 // that map back to the name, and refuses the rest; it refuses IP literals
-// the list does not name and names that resolve to loopback, link-local
-// or private addresses unless pinned or named, and checks that a
-// connection to port 443 sends the SNI of its name and one to port 80 the
-// Host. The jail has no other route out, so the list is enforced, not
+// the list does not name and names that resolve to loopback, link-local,
+// private or other special addresses or the host's own unless pinned or
+// named, and checks, however the jail connects, that a connection to port
+// 443 sends the SNI of its name and one to port 80 the Host in each
+// request. The jail has no other route out, so the list is enforced, not
 // advisory.
 package proxy
 
@@ -20,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -80,6 +82,8 @@ const (
 // jail's namespaces, in its cgroup.
 const (
 	maxHeader  = 64 << 10 // a request line and headers
+	maxConns   = 256      // open through the two proxies together
+	maxFiles   = 4096     // the helper's descriptors (RLIMIT_NOFILE)
 	maxEntries = 256      // distinct refusals and destinations recorded
 	memLimit   = 256 << 20
 	// A recorded name and reason, in bytes: with maxEntries of each
@@ -112,6 +116,13 @@ func Main(args []string) {
 	if err != nil {
 		fail(report, fmt.Errorf("configuration: %w", err))
 	}
+	local, err := hostAddrs()
+	if err != nil {
+		fail(report, err)
+	}
+	if err := limitFiles(); err != nil {
+		fail(report, err)
+	}
 	if os.Geteuid() == 0 {
 		if err := dropRoot(cfg.UID, cfg.GID); err != nil {
 			fail(report, err)
@@ -131,6 +142,7 @@ func Main(args []string) {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	p := newProxy(cfg, report)
+	p.local = local
 	die := func(err error) {
 		p.mu.Lock() // no report is written meanwhile
 		fail(report, err)
@@ -176,6 +188,27 @@ func fail(report *os.File, err error) {
 	os.Exit(125)
 }
 
+// limitFiles sets the helper's limit on open descriptors, soft and hard,
+// to maxFiles (or the hard limit, if lower and it may not raise it): room
+// for the stack's and the proxies' connections, but no more of the
+// host's.
+func limitFiles() error {
+	if unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: maxFiles, Max: maxFiles}) == nil {
+		return nil
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("descriptor limit: %w", err)
+	}
+	if lim.Max < maxFiles {
+		lim.Cur = lim.Max
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("descriptor limit: %w", err)
+	}
+	return nil
+}
+
 func dropRoot(uid, gid uint32) error {
 	if uid == 0 || gid == 0 {
 		return errors.New("refusing to run as root: no unprivileged ids given")
@@ -194,10 +227,18 @@ func dropRoot(uid, gid uint32) error {
 
 // proxy holds the policy and what happened.
 type proxy struct {
-	cfg    Config
-	dialer net.Dialer
-	out    *os.File
-	names  *names
+	cfg Config
+	// dialer connects on the host (a net.Dialer; tests redirect it).
+	dialer interface {
+		Dial(network, address string) (net.Conn, error)
+	}
+	out   *os.File
+	names *names
+	// local is the host's own addresses, refused unless pinned or named
+	// like internal ones.
+	local map[netip.Addr]bool
+	// conns holds a token for each connection the two proxies serve.
+	conns chan struct{}
 
 	mu      sync.Mutex
 	denied  map[refusal]int
@@ -222,10 +263,14 @@ type allowedStat struct {
 }
 
 func newProxy(cfg Config, out *os.File) *proxy {
-	return &proxy{cfg: cfg, out: out, dialer: net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
+	return &proxy{cfg: cfg, out: out, dialer: &net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
+		conns:  make(chan struct{}, maxConns),
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
 
+// accept serves the connections to a proxy's listener; past maxConns
+// open through both proxies, a connection is closed and recorded, as the
+// stack's past its own limit.
 func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
 	for {
 		c, err := ln.Accept()
@@ -236,7 +281,19 @@ func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
+		select {
+		case p.conns <- struct{}{}:
+		default:
+			t := target{"(a proxy)", 0}
+			if a, err := netip.ParseAddrPort(c.LocalAddr().String()); err == nil {
+				t = target{a.Addr().Unmap().String(), a.Port()}
+			}
+			c.Close()
+			p.deny(kindTCP, t, "too many connections")
+			continue
+		}
 		go func() {
+			defer func() { <-p.conns }()
 			defer c.Close()
 			serve(c)
 		}()

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestInternal(t *testing.T) {
@@ -16,6 +19,8 @@ func TestInternal(t *testing.T) {
 		"127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.1.2.3",
 		"192.0.0.170", "198.18.0.1", "240.0.0.1", "255.255.255.255", "224.0.0.1", "::1", "fe80::1", "fc00::1",
 		"64:ff9b::a9fe:a9fe", "::7f00:1", "2002:a9fe:a9fe::1", "64:ff9b:1::1", "::",
+		"192.0.2.1", "198.51.100.1", "203.0.113.7", "192.88.99.1", "fec0::1", "100::1", "2001:db8::1",
+		"::ffff:0:808:808", "::ffff:127.0.0.1", "64:ff9b::c000:201",
 	} {
 		if !internal(netip.MustParseAddr(s)) {
 			t.Errorf("internal(%s) = false", s)
@@ -179,4 +184,74 @@ func TestRefusedLineKinds(t *testing.T) {
 			t.Errorf("refusedLine(%s, %s:%d, %q) =\n %q\nwant\n %q", tc.kind, tc.host, tc.port, tc.reason, got, tc.want)
 		}
 	}
+}
+
+// TestProxyConnLimit: past maxConns connections open through the two
+// proxies together, the next is closed and recorded; once one ends,
+// another is served.
+func TestProxyConnLimit(t *testing.T) {
+	p, rr := newTestProxy(t, Config{Mode: "allowlist"})
+	served := make(chan struct{}, maxConns+1)
+	release := make(chan struct{})
+	serve := func(c net.Conn) {
+		served <- struct{}{}
+		<-release
+	}
+	var lns []net.Listener
+	for i := 0; i < 2; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		go p.accept(ln, serve)
+		lns = append(lns, ln)
+	}
+	var conns []net.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	dial := func(ln net.Listener) net.Conn {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		return c
+	}
+	for i := 0; i < maxConns; i++ {
+		dial(lns[i%2])
+		select {
+		case <-served:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("connection %d not served", i+1)
+		}
+	}
+	last := dial(lns[1])
+	last.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := last.Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("connection %d: read %d, %v: want it closed", maxConns+1, n, err)
+	}
+	port := uint16(lns[1].Addr().(*net.TCPAddr).Port)
+	want := []string{fmt.Sprintf("network: refused 127.0.0.1:%d (too many connections)", port)}
+	if got := rr.refused(t); !slices.Equal(got, want) {
+		t.Errorf("lines: %q, want %q", got, want)
+	}
+	denied, _ := record(t, p, rr)
+	if wantRec := []HostDenial{{"127.0.0.1", port, 1, "too many connections", "tcp"}}; !slices.Equal(denied, wantRec) {
+		t.Errorf("record: %+v, want %+v", denied, wantRec)
+	}
+	release <- struct{}{}
+	for i := 0; len(p.conns) == maxConns && i < 1000; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	dial(lns[0])
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		t.Error("no connection served after one ended")
+	}
+	close(release)
 }

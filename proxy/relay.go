@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 )
 
@@ -48,19 +49,27 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 // relayHTTP relays plain HTTP to t, request by request, each only if its
 // Host is t's name: one server often answers for many names (virtual
 // hosting), and the list allows one. Each request is written anew from
-// what was parsed, so the server reads the Host that was checked. After
-// an Upgrade (WebSocket) or CONNECT request the rest goes through raw.
-// A request for another host cuts the connection, and is recorded.
-func (p *proxy) relayHTTP(t target, client, server net.Conn) {
+// what was parsed, so the server reads the Host that was checked. A
+// request for another host cuts the connection, and is recorded.
+//
+// The rest goes through raw only once the server agreed to switch: after
+// an Upgrade request (WebSocket) it answered 101, after a CONNECT 2xx.
+// Until its answer the client is not read; a server that ignores the
+// Upgrade leaves the next request to be checked like the first. The
+// client is read through cbr, which may hold what it sent already.
+func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) {
 	var a *allowedStat // counted from its first request let through
-	done := make(chan int64, 1)
+	down := &countWriter{w: client}
+	queue := make(chan asked, maxPipelined)
+	lost := make(chan struct{})
+	done := make(chan struct{})
 	go func() {
-		n, _ := io.Copy(client, server)
+		p.responses(server, down, queue, lost)
 		closeWrite(client)
-		done <- n
+		close(done)
 	}()
 	up := &countWriter{w: server}
-	lim := &io.LimitedReader{R: client, N: maxHeader}
+	lim := &io.LimitedReader{R: cbr, N: maxHeader}
 	br := bufio.NewReader(lim)
 	for {
 		// The request line and headers are bounded; a body is read as
@@ -96,21 +105,157 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn) {
 			// add Go's).
 			req.Header["User-Agent"] = []string{""}
 		}
+		q := asked{req: req}
+		if switching(req) {
+			q.agreed = make(chan bool, 1)
+		}
+		// Queued before it is written: the answer may come before the
+		// body is sent.
+		select {
+		case queue <- q:
+		case <-lost:
+			q.agreed = nil // no answer is read: never raw
+		}
 		if err := req.Write(up); err != nil {
 			break
 		}
-		if req.Method == http.MethodConnect || req.Header.Get("Upgrade") != "" {
+		if q.agreed == nil {
+			continue
+		}
+		agreed := false
+		select {
+		case agreed = <-q.agreed:
+		case <-lost:
+		}
+		if agreed {
 			io.Copy(up, br)
 			break
 		}
 	}
 	closeWrite(server)
-	down := <-done
+	<-done
 	client.Close()
 	server.Close()
 	if a != nil {
-		p.count(a, down, up.n)
+		p.count(a, down.n, up.n)
 	}
+}
+
+// maxPipelined bounds the requests sent whose answer has not come: the
+// client is read no further until one comes.
+const maxPipelined = 64
+
+// asked is a request sent to the server, for responses to read its answer
+// as: agreed, for one asking to switch protocols, is told whether the
+// server did.
+type asked struct {
+	req    *http.Request
+	agreed chan bool
+}
+
+// switching reports whether req asks to leave HTTP: CONNECT, or an
+// Upgrade the Connection header names (else a server must ignore it).
+func switching(req *http.Request) bool {
+	if req.Method == http.MethodConnect {
+		return true
+	}
+	if req.Header.Get("Upgrade") == "" {
+		return false
+	}
+	for _, v := range req.Header.Values("Connection") {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// responses copies the server's bytes to the client as they come, and
+// reads them as the answers to the requests queued, in order, to tell a
+// request that asked to switch whether the server agreed. Once the
+// server switched, or sent what it was not asked for or is not HTTP, the
+// rest is copied raw; lost is closed unless the server switched, so no
+// later request waits on an answer and none goes raw.
+func (p *proxy) responses(server net.Conn, client io.Writer, queue chan asked, lost chan struct{}) {
+	lim := &io.LimitedReader{R: io.TeeReader(server, client), N: maxHeader}
+	br := bufio.NewReader(lim)
+	buf := make([]byte, 64<<10)
+	for {
+		if _, err := br.Peek(1); err != nil {
+			break
+		}
+		var q asked
+		select {
+		case q = <-queue:
+		default: // an answer to nothing asked
+		}
+		if q.req == nil {
+			break
+		}
+		resp, err := readFinal(br, lim, q.req)
+		if err != nil {
+			break
+		}
+		if q.agreed != nil {
+			ok := resp.StatusCode == http.StatusSwitchingProtocols && q.req.Method != http.MethodConnect ||
+				resp.StatusCode/100 == 2 && q.req.Method == http.MethodConnect
+			if ok {
+				q.agreed <- true
+				io.Copy(client, server) // what br holds was copied as read
+				return
+			}
+			q.agreed <- false
+		}
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			break // switched unasked: the rest is not HTTP
+		}
+		lim.N = 1 << 62
+		// Read (so copied) in large pieces: Discard's ReadFrom, hidden,
+		// would read 8 KiB at a time.
+		if _, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, resp.Body, buf); err != nil {
+			break
+		}
+	}
+	close(lost)
+	io.Copy(client, server)
+}
+
+// readFinal reads the answer to req, past interim (1xx) responses but
+// 101; its header is bounded.
+func readFinal(br *bufio.Reader, lim *io.LimitedReader, req *http.Request) (*http.Response, error) {
+	for {
+		lim.N = maxHeader
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode/100 != 1 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+	}
+}
+
+// serveConn relays a connection the policy let through to t, from any of
+// the ways out (the stack, CONNECT, SOCKS), so each checks the same: to
+// port 443 after the ClientHello's SNI proved to be the name, to port 80
+// request by request with each Host checked, to other ports raw (the list
+// named the port). An address the list names has no name to check
+// against: raw too. The client is read through br, which may hold what it
+// sent already.
+func (p *proxy) serveConn(t target, client, server net.Conn, br *bufio.Reader) {
+	if _, err := netip.ParseAddr(t.Host); err != nil && t.Port == 80 {
+		p.relayHTTP(t, client, server, br)
+		return
+	}
+	first, ok := p.checkTLS(client, br, t)
+	if !ok {
+		client.Close()
+		server.Close()
+		return
+	}
+	p.relay(t, client, server, first)
 }
 
 type countWriter struct {

@@ -86,8 +86,7 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	p.count(a, down, cw.n)
 }
 
-// connect opens a tunnel to hostport; to port 443 only if the TLS
-// ClientHello that follows names the same host (SNI).
+// connect opens a tunnel to hostport, checked as serveConn checks.
 func (p *proxy) connect(c net.Conn, br *bufio.Reader, hostport string) {
 	host, ps, err := net.SplitHostPort(hostport)
 	n, perr := strconv.ParseUint(ps, 10, 16)
@@ -105,12 +104,7 @@ func (p *proxy) connect(c net.Conn, br *bufio.Reader, hostport string) {
 		server.Close()
 		return
 	}
-	first, ok := p.checkTLS(c, br, t)
-	if !ok {
-		server.Close()
-		return
-	}
-	p.relay(t, c, server, first)
+	p.serveConn(t, c, server, br)
 }
 
 // checkTLS, for port 443, reads the client's ClientHello and checks its
@@ -300,12 +294,7 @@ func (p *proxy) serveSOCKS(c net.Conn) {
 		return
 	}
 	socksReply(c, 0)
-	first, ok := p.checkTLS(c, br, t)
-	if !ok {
-		server.Close()
-		return
-	}
-	p.relay(t, c, server, first)
+	p.serveConn(t, c, server, br)
 }
 
 func socksReply(c net.Conn, code byte) {

@@ -43,32 +43,14 @@ func (h *transparent) Dial(dst netip.AddrPort) (net.Conn, error) {
 	return &upstream{c, t}, nil
 }
 
-// Serve relays an accepted connection: to port 443 after the ClientHello's
-// SNI proved to be the name, to port 80 request by request with each Host
-// checked, to other ports raw (the list named the port). An address the
-// list names has no name to check against: raw too.
+// Serve relays an accepted connection as serveConn does, to the
+// destination Dial named.
 func (h *transparent) Serve(dst netip.AddrPort, client, server net.Conn) {
-	p := h.p
-	t := p.named(dst.Addr().String(), dst.Port())
+	t := h.p.named(dst.Addr().String(), dst.Port())
 	if u, ok := server.(*upstream); ok {
 		t = u.t
 	}
-	_, ipErr := netip.ParseAddr(t.Host)
-	switch {
-	case t.Port == 443:
-		br := bufio.NewReader(client)
-		first, ok := p.checkTLS(client, br, t)
-		if !ok {
-			client.Close()
-			server.Close()
-			return
-		}
-		p.relay(t, client, server, first)
-	case t.Port == 80 && ipErr != nil:
-		p.relayHTTP(t, client, server)
-	default:
-		p.relay(t, client, server, nil)
-	}
+	h.p.serveConn(t, client, server, bufio.NewReader(client))
 }
 
 // RefusedUDP records a datagram the stack refused (port unreachable): only

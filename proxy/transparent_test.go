@@ -72,7 +72,7 @@ func TestDialFake(t *testing.T) {
 	}
 	for _, dst := range []netip.AddrPort{
 		netip.AddrPortFrom(fake, 443), netip.AddrPortFrom(twin(fake), 22),
-		netip.AddrPortFrom(unknown, port), netip.MustParseAddrPort("203.0.113.9:443"),
+		netip.AddrPortFrom(unknown, port), netip.MustParseAddrPort("93.184.216.9:443"),
 		netip.MustParseAddrPort("127.0.0.1:443"), netip.MustParseAddrPort("[::ffff:169.254.169.254]:80"),
 	} {
 		c, err := h.Dial(dst)
@@ -85,7 +85,7 @@ func TestDialFake(t *testing.T) {
 		"network: refused api.test:443 (not on the allowlist of profile agent; allow it with --allow api.test)",
 		"network: refused api.test:22 (not on the allowlist of profile agent; allow it with --allow api.test:22)",
 		fmt.Sprintf("network: refused %s:%d (an address the jail's resolver did not give)", unknown, port),
-		"network: refused 203.0.113.9:443 (IP address not on the allowlist of profile agent; allow it with --allow 203.0.113.9)",
+		"network: refused 93.184.216.9:443 (IP address not on the allowlist of profile agent; allow it with --allow 93.184.216.9)",
 		"network: refused 127.0.0.1:443 (IP address not on the allowlist)",
 		"network: refused 169.254.169.254:80 (IP address not on the allowlist)",
 	}
@@ -351,53 +351,15 @@ func TestPathsAgree(t *testing.T) {
 		denied []HostDenial
 		used   []HostUse
 	}
-	paths := map[string]func(p *proxy, dst netip.AddrPort) error{
-		"stack": func(p *proxy, dst netip.AddrPort) error {
-			c, err := (&transparent{p}).Dial(dst)
+	paths := map[string]func(p *proxy, dst netip.AddrPort) error{}
+	for name, open := range waysOut(t) {
+		paths[name] = func(p *proxy, dst netip.AddrPort) error {
+			c, err := open(p, dst)
 			if err != nil {
 				return err
 			}
-			jail, served := pair(t)
-			go (&transparent{p}).Serve(dst, served, c)
-			return roundTrip(jail)
-		},
-		"http": func(p *proxy, dst netip.AddrPort) error {
-			jail, served := pair(t)
-			go p.serveHTTP(served)
-			jail.SetDeadline(time.Now().Add(10 * time.Second))
-			fmt.Fprintf(jail, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", dst, dst)
-			br := bufio.NewReader(jail)
-			resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
-			if err != nil {
-				return err
-			}
-			if resp.StatusCode != 200 {
-				return fmt.Errorf("CONNECT: %s", resp.Status)
-			}
-			return roundTrip(jail)
-		},
-		"socks": func(p *proxy, dst netip.AddrPort) error {
-			jail, served := pair(t)
-			go p.serveSOCKS(served)
-			jail.SetDeadline(time.Now().Add(10 * time.Second))
-			req := []byte{5, 1, 0, 5, 1, 0}
-			if dst.Addr().Is4() {
-				req = append(req, 1)
-			} else {
-				req = append(req, 4)
-			}
-			req = append(req, dst.Addr().AsSlice()...)
-			req = append(req, byte(dst.Port()>>8), byte(dst.Port()))
-			jail.Write(req)
-			rep := make([]byte, 12)
-			if _, err := io.ReadFull(jail, rep); err != nil {
-				return err
-			}
-			if rep[3] != 0 {
-				return fmt.Errorf("SOCKS reply %d", rep[3])
-			}
-			return roundTrip(jail)
-		},
+			return roundTrip(c)
+		}
 	}
 	results := map[string]result{}
 	for name, path := range paths {
@@ -437,6 +399,137 @@ func TestPathsAgree(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(want.lines, "\n"), "refused api.test:22 (not on the allowlist of profile agent; allow it with --allow api.test:22)") {
 		t.Errorf("lines: %q", want.lines)
+	}
+}
+
+// waysOut opens a connection to dst each way the jail has: through the
+// stack, the HTTP proxy (CONNECT) and SOCKS; it returns the jail's end
+// once the way out said it is open.
+func waysOut(t *testing.T) map[string]func(p *proxy, dst netip.AddrPort) (net.Conn, error) {
+	return map[string]func(p *proxy, dst netip.AddrPort) (net.Conn, error){
+		"stack": func(p *proxy, dst netip.AddrPort) (net.Conn, error) {
+			c, err := (&transparent{p}).Dial(dst)
+			if err != nil {
+				return nil, err
+			}
+			jail, served := pair(t)
+			go (&transparent{p}).Serve(dst, served, c)
+			return jail, nil
+		},
+		"http": func(p *proxy, dst netip.AddrPort) (net.Conn, error) {
+			jail, served := pair(t)
+			go p.serveHTTP(served)
+			jail.SetDeadline(time.Now().Add(10 * time.Second))
+			fmt.Fprintf(jail, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", dst, dst)
+			// Unbuffered: what follows the answer is the tunnel's.
+			resp, err := http.ReadResponse(bufio.NewReaderSize(&oneByte{jail}, 16), &http.Request{Method: http.MethodConnect})
+			if err != nil {
+				return nil, err
+			}
+			if resp.StatusCode != 200 {
+				return nil, fmt.Errorf("CONNECT: %s", resp.Status)
+			}
+			return jail, nil
+		},
+		"socks": func(p *proxy, dst netip.AddrPort) (net.Conn, error) {
+			jail, served := pair(t)
+			go p.serveSOCKS(served)
+			jail.SetDeadline(time.Now().Add(10 * time.Second))
+			req := []byte{5, 1, 0, 5, 1, 0}
+			if dst.Addr().Is4() {
+				req = append(req, 1)
+			} else {
+				req = append(req, 4)
+			}
+			req = append(req, dst.Addr().AsSlice()...)
+			req = append(req, byte(dst.Port()>>8), byte(dst.Port()))
+			jail.Write(req)
+			rep := make([]byte, 12)
+			if _, err := io.ReadFull(jail, rep); err != nil {
+				return nil, err
+			}
+			if rep[3] != 0 {
+				return nil, fmt.Errorf("SOCKS reply %d", rep[3])
+			}
+			return jail, nil
+		},
+	}
+}
+
+// redirect is a dialer that connects to another address than the one
+// asked for, where the map says.
+type redirect map[string]string
+
+func (r redirect) Dial(network, address string) (net.Conn, error) {
+	if to, ok := r[address]; ok {
+		address = to
+	}
+	return net.Dial(network, address)
+}
+
+// oneByte reads at most a byte at a time.
+type oneByte struct{ r io.Reader }
+
+func (o *oneByte) Read(b []byte) (int, error) { return o.r.Read(b[:min(len(b), 1)]) }
+
+// TestPathsCheckHost: to port 80 of a name, each way out checks each
+// request's Host; one for another host is cut, said and recorded the
+// same way.
+func TestPathsCheckHost(t *testing.T) {
+	hosts := make(chan string, 16)
+	port := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			hosts <- req.Host
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		}
+	})
+	type result struct {
+		lines  []string
+		denied []HostDenial
+	}
+	results := map[string]result{}
+	for name, open := range waysOut(t) {
+		p, rr := newTestProxy(t, Config{Mode: "allowlist", Profile: "agent", Allow: []Allow{{Host: "api.test"}},
+			Hosts: map[string]string{"api.test": "127.0.0.1"}})
+		p.dialer = redirect{"127.0.0.1:80": fmt.Sprintf("127.0.0.1:%d", port)}
+		jail, err := open(p, netip.AddrPortFrom(resolved(t, p, "api.test"), 80))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		fmt.Fprintf(jail, "GET / HTTP/1.1\r\nHost: api.test\r\n\r\n")
+		br := bufio.NewReader(jail)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("%s: %v %v", name, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		fmt.Fprintf(jail, "GET / HTTP/1.1\r\nHost: secret-vhost.internal\r\n\r\n")
+		if b, err := io.ReadAll(br); err != nil || len(b) != 0 {
+			t.Errorf("%s: after a request for another host the jail read %q, %v", name, b, err)
+		}
+		if got := <-hosts; got != "api.test" {
+			t.Errorf("%s: the server read Host %q", name, got)
+		}
+		select {
+		case got := <-hosts:
+			t.Errorf("%s: the server read a request for %q", name, got)
+		default:
+		}
+		r := result{lines: rr.refused(t)}
+		r.denied, _ = record(t, p, rr)
+		results[name] = r
+	}
+	want := result{[]string{"network: refused api.test:80 (HTTP Host 'secret-vhost.internal' is not the host asked for)"},
+		[]HostDenial{{"api.test", 80, 1, "HTTP Host 'secret-vhost.internal' is not the host asked for", "tcp"}}}
+	for name, r := range results {
+		if !slices.Equal(r.lines, want.lines) || !slices.Equal(r.denied, want.denied) {
+			t.Errorf("%s:\n %+v\nwant\n %+v", name, r, want)
+		}
 	}
 }
 
@@ -482,5 +575,93 @@ func TestHTTPProxyFakeHost(t *testing.T) {
 	}
 	if got, want := <-hosts, fmt.Sprintf("api.test:%d", port); got != want {
 		t.Errorf("the server read Host %q, want %q", got, want)
+	}
+}
+
+// TestServeUpgradeIgnored: a server that ignores an Upgrade (or refuses a
+// CONNECT) answers as to any request; the client's next request is
+// checked like the first, not relayed raw.
+func TestServeUpgradeIgnored(t *testing.T) {
+	for _, first := range []string{
+		"GET /first HTTP/1.1\r\nHost: api.test\r\nUpgrade: whatever\r\nConnection: Upgrade\r\n\r\n",
+		"CONNECT api.test:443 HTTP/1.1\r\nHost: api.test:443\r\n\r\n",
+	} {
+		paths := make(chan string, 4)
+		port := server(t, func(c net.Conn) {
+			br := bufio.NewReader(c)
+			for {
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				paths <- req.Host
+				fmt.Fprintf(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno")
+			}
+		})
+		p, rr := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
+			Hosts: map[string]string{"api.test": "127.0.0.1"}})
+		jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
+		jail.SetDeadline(time.Now().Add(10 * time.Second))
+		fmt.Fprintf(jail, "%sGET /second HTTP/1.1\r\nHost: secret-vhost.internal\r\n\r\n", first)
+		br := bufio.NewReader(jail)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil || resp.StatusCode != 404 {
+			t.Fatalf("%q: the first answer: %v %v", first, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		ended(t, done)
+		if got := <-paths; !strings.HasPrefix(got, "api.test") {
+			t.Errorf("the server read Host %q first", got)
+		}
+		select {
+		case got := <-paths:
+			t.Errorf("%q: the server read a second request, for %q", first, got)
+		default:
+		}
+		want := []string{"network: refused api.test:80 (HTTP Host 'secret-vhost.internal' is not the host asked for)"}
+		if l := rr.refused(t); !slices.Equal(l, want) {
+			t.Errorf("lines: %q, want %q", l, want)
+		}
+	}
+}
+
+// TestServePipelined: answers to requests sent before the first came
+// (HEAD, with a length but no body; chunked; after a 100 Continue) reach
+// the client as the server sent them.
+func TestServePipelined(t *testing.T) {
+	const answers = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n" +
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n" +
+		"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"
+	port := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; i < 3; i++ {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
+			}
+		}
+		io.WriteString(c, answers)
+		io.Copy(io.Discard, br)
+	})
+	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
+	jail.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(jail, "HEAD / HTTP/1.1\r\nHost: api.test\r\n\r\nGET / HTTP/1.1\r\nHost: api.test\r\n\r\n"+
+		"PUT / HTTP/1.1\r\nHost: api.test\r\nUpgrade: x\r\nConnection: upgrade\r\nContent-Length: 0\r\n\r\n")
+	got := make([]byte, len(answers))
+	if _, err := io.ReadFull(jail, got); err != nil || string(got) != answers {
+		t.Errorf("the jail read %q, %v", got, err)
+	}
+	jail.(*net.TCPConn).CloseWrite()
+	ended(t, done)
+}
+
+// ended waits for Serve to return, failing the test after 10 s.
+func ended(t *testing.T, done chan struct{}) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return")
 	}
 }
