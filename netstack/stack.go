@@ -62,6 +62,7 @@ type Stack struct {
 	sem chan struct{} // one token per open connection, MaxConns in all
 	// sources are the jail's own addresses: SYNs from others are reset.
 	sources []netip.Addr
+	link    *heldLink
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -104,6 +105,7 @@ func Start(fd int, opts Options, h Handler) (*Stack, error) {
 	// read before the NIC was promiscuous and routed it would have been
 	// dropped, costing the jail's first connection a 1 s retransmit.
 	link.release()
+	s.link = link
 	return s, nil
 }
 
@@ -192,6 +194,11 @@ func (s *Stack) linkEnded(tcpip.Error) {
 func (s *Stack) Close() {
 	s.closeOnce.Do(func() {
 		s.closing.Store(true)
+		// The reader stopped first, with no lock of the stack's held:
+		// Destroy stops it holding the stack's lock, which a packet
+		// being delivered may be waiting for (a reset's route), and
+		// then both wait for ever.
+		s.link.Attach(nil)
 		s.ns.Destroy()
 		// An endpoint whose handshake completed while Destroy ran is
 		// missed by it, and with the NIC gone nothing would ever wake
