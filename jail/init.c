@@ -120,15 +120,18 @@ static int become(const struct run_plan *p, struct jerr *e)
 
 /* namespaces_enter makes the other namespaces, owned by the new user
  * namespace (the cgroup one once the jail is in its cgroup), and takes
- * the command's ids. For the allowlist it opens the TUN device into *tun
- * first: in the new network namespace, where the device will be, and
- * while the host's /dev is visible and, for root, the ids the host checks
- * its node's mode against are still root's. */
-static int namespaces_enter(const struct run_plan *p, int *tun, struct jerr *e)
+ * the command's ids. First it makes the network's sockets (net_prepare)
+ * into net, *nnet of them: here, while the runner moves this process into
+ * the run's cgroup (on v1 that waits for an RCU grace period), not on
+ * PID 1's way to the command; and for the allowlist's TUN device, in the
+ * new network namespace, where the device will be, while the host's /dev
+ * is visible and, for root, the ids the host checks its node's mode
+ * against are still root's. */
+static int namespaces_enter(const struct run_plan *p, int *net, int *nnet, struct jerr *e)
 {
 	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | ((p->proc_flags & PROC_HOST_NET) ? 0 : CLONE_NEWNET)) < 0)
 		return jerr_set(e, errno, "create mount, network, IPC and UTS namespaces");
-	if ((p->proc_flags & PROC_ALLOWLIST) && (*tun = tun_open(e)) < 0)
+	if (!(p->proc_flags & PROC_HOST_NET) && (loopback_up(e) < 0 || net_prepare((p->proc_flags & PROC_ALLOWLIST) != 0, net, nnet, e) < 0))
 		return -1;
 	if (become(p, e) < 0)
 		return -1;
@@ -188,17 +191,15 @@ static int pid1_start(struct jerr *e)
 	return 0;
 }
 
-/* pid1_build is PID 1 until the command runs: what needs no root (the
- * network, a session keyring of its own, since the caller's, with API
- * tokens or kerberos tickets, must not be readable or replaceable from the
- * jail; the hostname), the command's process forked, the root built; then
- * it lets the command exec and stays as the jail's init. It returns only
- * on failure. */
-static int pid1_build(const struct forwarded *f, int tun, struct jerr *e)
+/* pid1_build is PID 1 until the command runs: what needs no root (a
+ * session keyring of its own, since the caller's, with API tokens or
+ * kerberos tickets, must not be readable or replaceable from the jail;
+ * the hostname), the command's process forked, the network's sockets net
+ * handed to the runner, the root built; then it lets the command exec and
+ * stays as the jail's init. It returns only on failure. */
+static int pid1_build(const struct forwarded *f, const int *net, int nnet, struct jerr *e)
 {
 	const struct run_plan *p = &f->plan;
-	if (!(p->proc_flags & PROC_HOST_NET) && loopback_up(e) < 0)
-		return -1;
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
 		return jerr_set(e, errno, "join a new session keyring");
 	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
@@ -215,18 +216,16 @@ static int pid1_build(const struct forwarded *f, int tun, struct jerr *e)
 	if (pid < 0)
 		return jerr_set(e, errno, "fork the command");
 	if (pid == 0) {
-		if (tun >= 0)
-			close(tun);
+		net_close_all(net, nnet);
 		if (go[1] != FD_GO && dup3(go[1], FD_GO, O_CLOEXEC) < 0)
 			_exit(125);
 		command_exec(f);
 	}
 	close(go[1]);
-	if (!(p->proc_flags & PROC_HOST_NET) && net_handover(FD_NET, (p->proc_flags & PROC_ALLOWLIST) != 0, tun, e) < 0)
+	if (nnet && net_send(FD_NET, net, nnet, e) < 0)
 		return -1;
 	close(FD_NET);
-	if (tun >= 0)
-		close(tun);
+	net_close_all(net, nnet);
 
 	umask(0); /* modes in the plan are exact */
 	struct wire mounts = {.p = (const unsigned char *)p->mounts, .end = (const unsigned char *)p->mounts + p->mounts_len};
@@ -250,7 +249,7 @@ int init_stage(void)
 	struct jerr e = {0};
 	struct forwarded f;
 	unsigned char *buf = NULL;
-	int tun = -1;
+	int net[NET_NFDS], nnet = 0;
 	memset(&f, 0, sizeof f);
 
 	prctl(PR_SET_NAME, "jail-init", 0, 0, 0);
@@ -258,10 +257,10 @@ int init_stage(void)
 		fcntl(fd, F_SETFD, FD_CLOEXEC);
 	/* The containment checklist: every step of the init stage, in order.
 	 * Each either succeeds or says why, and the run ends. */
-	if (userns_enter(&e) < 0 || plan_receive(&f, &buf, &e) < 0 || namespaces_enter(&f.plan, &tun, &e) < 0 ||
+	if (userns_enter(&e) < 0 || plan_receive(&f, &buf, &e) < 0 || namespaces_enter(&f.plan, net, &nnet, &e) < 0 ||
 	    cgroup_enter(&e) < 0 || pid1_start(&e) < 0)
 		goto fail;
-	pid1_build(&f, tun, &e);
+	pid1_build(&f, net, nnet, &e);
 fail:
 	stage_error(&e);
 	forward_free(&f);

@@ -1,10 +1,11 @@
-/* The jail's network namespace, as PID 1 leaves it before the root is
- * built: loopback up (a server the command starts on 127.0.0.1 works), and
- * the sockets jail's side serves from the host's, handed to the runner
- * (net_handover): the resolver's on 127.0.0.1:53 in every mode but host,
- * and for the allowlist the proxy's listeners and the TUN device (tun.c).
- * The runner starts jail's side on their first use (proxyctl.c). C, as the
- * whole init stage is (stage.h says why). */
+/* The jail's network namespace: loopback up (a server the command starts
+ * on 127.0.0.1 works), and the sockets jail's side serves from the host's
+ * (net_prepare, in the init stage, while the runner moves it into its
+ * cgroup): the resolver's on 127.0.0.1:53 in every mode but host, and for
+ * the allowlist the proxy's listeners and the TUN device (tun.c); PID 1
+ * hands them to the runner (net_send), which starts jail's side on their
+ * first use (proxyctl.c). C, as the whole init stage is (stage.h says
+ * why). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -56,25 +57,40 @@ static int bound(int type, int port, struct jerr *e)
 	return s;
 }
 
-int net_handover(int sock, int allowlist, int tun, struct jerr *e)
+int net_prepare(int allowlist, int *fds, int *n, struct jerr *e)
 {
-	int fds[NET_NFDS], n = 0, r = -1;
 	static const int types[] = {SOCK_DGRAM, SOCK_STREAM, SOCK_STREAM, SOCK_STREAM};
 	static const int ports[] = {RESOLVER_PORT, RESOLVER_PORT, PROXY_HTTP_PORT, PROXY_SOCKS_PORT};
 	int want = allowlist ? NET_NFDS - 1 : NET_DNS_FDS;
-	for (; n < want; n++)
-		if ((fds[n] = bound(types[n], ports[n], e)) < 0)
-			goto out;
-	if (allowlist) {
-		if (tun_setup(tun, e) < 0)
-			goto out;
-		fds[n++] = tun;
-	}
-	if ((r = fd_send(sock, fds, n)) < 0)
-		jerr_set(e, errno, "network: hand the jail's sockets to jail");
-out:
+	*n = 0;
+	if (allowlist && (fds[NET_TUN] = tun_open(e)) < 0)
+		return -1;
+	for (; *n < want; (*n)++)
+		if ((fds[*n] = bound(types[*n], ports[*n], e)) < 0)
+			goto fail;
+	if (!allowlist)
+		return 0;
+	*n = NET_NFDS;
+	if (tun_setup(fds[NET_TUN], e) == 0)
+		return 0;
+fail:
+	if (allowlist && *n < NET_NFDS)
+		close(fds[NET_TUN]);
+	net_close_all(fds, *n);
+	*n = 0;
+	return -1;
+}
+
+void net_close_all(const int *fds, int n)
+{
 	for (int i = 0; i < n; i++)
-		if (fds[i] != tun)
-			close(fds[i]);
+		close(fds[i]);
+}
+
+int net_send(int sock, const int *fds, int n, struct jerr *e)
+{
+	int r = fd_send(sock, fds, n);
+	if (r < 0)
+		jerr_set(e, errno, "network: hand the jail's sockets to jail");
 	return r;
 }

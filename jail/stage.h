@@ -98,12 +98,16 @@ int close_fds_from(int lo, const int *keep, int nkeep);
  * servers on 127.0.0.1 work inside (netns.c). */
 int loopback_up(struct jerr *e);
 
-/* net_handover, in PID 1, makes the resolver's sockets on the jail's
- * 127.0.0.1:53 and, when allowlist, the proxy's listeners and the TUN
- * device from tun (configured: tun_setup), and sends them over sock to the
- * runner, which serves them from the host's side (netns.c). tun stays the
- * caller's to close. */
-int net_handover(int sock, int allowlist, int tun, struct jerr *e);
+/* net_prepare, in the init stage, makes the resolver's sockets on the
+ * jail's 127.0.0.1:53 and, when allowlist, the proxy's listeners and the
+ * TUN device, configured (tun_open, tun_setup), into fds in the NET_*
+ * order, *n of them; or says why not, with none left open. */
+int net_prepare(int allowlist, int *fds, int *n, struct jerr *e);
+
+/* net_send, in PID 1, sends them over sock to the runner, which serves
+ * them from the host's side; net_close_all closes them. */
+int net_send(int sock, const int *fds, int n, struct jerr *e);
+void net_close_all(const int *fds, int n);
 
 /* tun_open opens /dev/net/tun, in the init stage, in the jail's network
  * namespace and before it takes the command's ids; or says why not, with
