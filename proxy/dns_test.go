@@ -352,6 +352,12 @@ func TestHostAddrs(t *testing.T) {
 	if _, _, err := p.permit("api.test", 443); err != errInternal {
 		t.Errorf("api.test:443, at the host's address: %v, want %v", err, errInternal)
 	}
+	// Inside an IPv6 address that carries it (NAT64, 6to4), too.
+	for _, s := range []string{"64:ff9b::5db8:d822", "2002:5db8:d822::1"} {
+		if !p.internal(netip.MustParseAddr(s)) {
+			t.Errorf("%s, the host's address embedded: not internal", s)
+		}
+	}
 	if _, addrs, err := p.permit("pinned.test", 443); err != nil || !slices.Equal(addrs, []netip.Addr{self}) {
 		t.Errorf("pinned.test: %v %v", addrs, err)
 	}

@@ -227,6 +227,7 @@ var special = []netip.Prefix{
 	netip.MustParsePrefix("100::/64"), // discard
 	netip.MustParsePrefix("2001::/23"),
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
+	netip.MustParsePrefix("3fff::/20"),       // documentation (RFC 9637)
 	netip.MustParsePrefix("fec0::/10"),       // site-local
 	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated
 }
@@ -235,7 +236,30 @@ var special = []netip.Prefix{
 // address, or one of the host's own (which may look public, and may serve
 // what listens on the host only).
 func (p *proxy) internal(ip netip.Addr) bool {
-	return internal(ip) || p.local[ip.Unmap()]
+	ip = ip.Unmap()
+	if v4, ok := embedded(ip); ok && p.local[v4] {
+		return true
+	}
+	return internal(ip) || p.local[ip]
+}
+
+// embedded is the IPv4 address an IPv6 one carries (NAT64, IPv4-compatible,
+// 6to4), which is where a connection to it may end up.
+func embedded(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	var v4 [4]byte
+	switch {
+	case netip.MustParsePrefix("64:ff9b::/96").Contains(ip), netip.MustParsePrefix("::/96").Contains(ip):
+		copy(v4[:], b[12:])
+	case netip.MustParsePrefix("2002::/16").Contains(ip):
+		copy(v4[:], b[2:6])
+	default:
+		return netip.Addr{}, false
+	}
+	return netip.AddrFrom4(v4), true
 }
 
 // hostAddrs is the addresses of the host's interfaces, in the namespace
@@ -262,17 +286,8 @@ func hostAddrs() (map[netip.Addr]bool, error) {
 // IPv4-compatible).
 func internal(ip netip.Addr) bool {
 	ip = ip.Unmap()
-	if ip.Is6() {
-		b := ip.As16()
-		var v4 [4]byte
-		switch {
-		case netip.MustParsePrefix("64:ff9b::/96").Contains(ip), netip.MustParsePrefix("::/96").Contains(ip):
-			copy(v4[:], b[12:])
-			return internal(netip.AddrFrom4(v4))
-		case netip.MustParsePrefix("2002::/16").Contains(ip):
-			copy(v4[:], b[2:6])
-			return internal(netip.AddrFrom4(v4))
-		}
+	if v4, ok := embedded(ip); ok {
+		return internal(v4)
 	}
 	if !ip.IsGlobalUnicast() || ip.IsPrivate() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}) {
 		return true
