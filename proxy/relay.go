@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -44,16 +45,21 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 	server.Close()
 }
 
-// relayBuf is what pipe copies at a time: large, since the stack sends
-// each write as it comes (io.Copy's 32 KiB cost about a sixth of the
-// download rate).
-const relayBuf = 256 << 10
+// relayBuf is what pipe copies at a time once data flows: large, since
+// the stack sends each write as it comes (io.Copy's 32 KiB cost about a
+// sixth of the download rate); an idle connection holds only relayIdle
+// each way (at 512 connections, 256 KiB buffers would be the helper's
+// whole heap).
+const (
+	relayBuf  = 256 << 10
+	relayIdle = 16 << 10
+)
 
 // pipe copies src to dst until either ends, counting the bytes into a as
 // they pass (down: from the server), so a report made while the
 // connection is open, or as the run ends, has them.
 func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
-	buf := make([]byte, relayBuf)
+	buf := make([]byte, relayIdle)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
@@ -70,6 +76,9 @@ func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
 		if err != nil {
 			return
 		}
+		if n == len(buf) && len(buf) < relayBuf {
+			buf = make([]byte, relayBuf) // data flows: larger pieces
+		}
 	}
 }
 
@@ -79,11 +88,15 @@ func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
 // what was parsed, so the server reads the Host that was checked. A
 // request for another host cuts the connection, and is recorded.
 //
-// The rest goes through raw only once the server agreed to switch: after
-// an Upgrade request (WebSocket) it answered 101, after a CONNECT 2xx.
-// Until its answer the client is not read; a server that ignores the
-// Upgrade leaves the next request to be checked like the first. The
-// client is read through cbr, which may hold what it sent already.
+// The rest goes through raw only once the server agreed to a WebSocket:
+// the connection's first request asked for it, alone, and the server
+// answered 101. Until its answer the client is not read; a server that
+// ignores the Upgrade leaves the next request to be checked like the
+// first. Any other Upgrade (h2c would carry requests for any host in
+// HTTP/2) is taken out of the request, and CONNECT, which nothing
+// legitimate sends an origin server, is refused: an origin answering it
+// 2xx goes on reading HTTP. The client is read through cbr, which may
+// hold what it sent already.
 func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) {
 	var a *allowedStat // counted from its first request let through
 	down := &countWriter{w: client}
@@ -98,7 +111,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 	up := &countWriter{w: server}
 	lim := &io.LimitedReader{R: cbr, N: maxHeader}
 	br := bufio.NewReader(lim)
-	for {
+	for first := true; ; first = false {
 		// The request line and headers are bounded; a body is read as
 		// it comes.
 		lim.N = maxHeader
@@ -115,12 +128,8 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 			break
 		}
 		lim.N = 1 << 62
-		host := req.Host
-		if h, _, err := net.SplitHostPort(host); err == nil {
-			host = h
-		}
-		if normal(strings.Trim(host, "[]")) != t.Host {
-			p.deny(kindTCP, t, fmt.Sprintf("HTTP Host '%s' is not the host asked for", recordable(req.Host, maxName)))
+		if why := p.badRequest(req, t); why != "" {
+			p.deny(kindTCP, t, why)
 			server.Close()
 			break
 		}
@@ -132,9 +141,16 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 			// add Go's).
 			req.Header["User-Agent"] = []string{""}
 		}
+		// Trailers are not forwarded: a Host among them is not the one
+		// checked.
+		req.Header.Del("Trailer")
+		req.Trailer = nil
 		q := asked{req: req}
-		if switching(req) {
+		if websocket(req) && first && br.Buffered() == 0 {
 			q.agreed = make(chan bool, 1)
+		} else {
+			req.Header.Del("Upgrade")
+			req.Header.Del("HTTP2-Settings")
 		}
 		// Queued before it is written: the answer may come before the
 		// body is sent.
@@ -180,13 +196,35 @@ type asked struct {
 	agreed chan bool
 }
 
-// switching reports whether req asks to leave HTTP: CONNECT, or an
-// Upgrade the Connection header names (else a server must ignore it).
-func switching(req *http.Request) bool {
-	if req.Method == http.MethodConnect {
-		return true
+// badRequest says why req may not go to t, or "": its Host must be t's
+// name, or the name and t's port, exactly (a server routes a Host it does
+// not know to its default site, another than the name); its method an
+// upper-case token, as servers read methods differently otherwise (and
+// then frame their answers differently); and not CONNECT.
+func (p *proxy) badRequest(req *http.Request, t target) string {
+	host, port := req.Host, ""
+	if h, pt, err := net.SplitHostPort(host); err == nil {
+		host, port = h, pt
 	}
-	if req.Header.Get("Upgrade") == "" {
+	if normal(host) != t.Host || strings.ContainsAny(req.Host, "[]") || port != "" && port != strconv.Itoa(int(t.Port)) {
+		return fmt.Sprintf("HTTP Host '%s' is not the host asked for", recordable(req.Host, maxName))
+	}
+	if req.Method == http.MethodConnect {
+		return "HTTP CONNECT to a server"
+	}
+	for _, c := range req.Method {
+		if c < 'A' || c > 'Z' {
+			return fmt.Sprintf("HTTP method '%s' is not an upper-case token", recordable(req.Method, 32))
+		}
+	}
+	return ""
+}
+
+// websocket reports whether req asks to switch to a WebSocket, the one
+// Upgrade let through: its only Upgrade token, which the Connection
+// header names (else a server must ignore it).
+func websocket(req *http.Request) bool {
+	if up := req.Header.Values("Upgrade"); len(up) != 1 || !strings.EqualFold(strings.TrimSpace(up[0]), "websocket") {
 		return false
 	}
 	for _, v := range req.Header.Values("Connection") {
@@ -226,9 +264,7 @@ func (p *proxy) responses(server net.Conn, client io.Writer, queue chan asked, l
 			break
 		}
 		if q.agreed != nil {
-			ok := resp.StatusCode == http.StatusSwitchingProtocols && q.req.Method != http.MethodConnect ||
-				resp.StatusCode/100 == 2 && q.req.Method == http.MethodConnect
-			if ok {
+			if resp.StatusCode == http.StatusSwitchingProtocols {
 				q.agreed <- true
 				io.Copy(client, server) // what br holds was copied as read
 				return
