@@ -202,35 +202,35 @@ static void printable(char *out, size_t size, const char *s, size_t n)
 	out[n] = 0;
 }
 
-/* lookup reports whether a refusal line is of a name's lookup, rather
- * than of a connection or a datagram. */
-static int lookup(const char *line)
+/* rank orders refusal lines for the five said: first those no --allow
+ * would lift (an internal address such as the metadata service, an SNI
+ * or Host mismatch, a datagram), whose words the jail cannot choose; then
+ * connections to names off the list; then lookups of them, which a jail
+ * can make by the thousand with names of its choosing. */
+static int rank(const char *line)
 {
-	return strstr(line, "refused lookup of ") != NULL;
+	if (!strstr(line, "allow it with --allow "))
+		return 0;
+	return strstr(line, "refused lookup of ") ? 2 : 1;
 }
 
-/* keep_refused keeps a refusal line for the end of the run: the first
- * PROXY_REFUSED_SAID, except that a connection's refusal takes the place
- * of the last lookup's kept, so a jail cannot crowd out with lookups of
- * names of its choosing (each with an --allow suggestion) the refusal of,
- * say, the metadata address. */
+/* keep_refused keeps a refusal line for the end of the run: the
+ * PROXY_REFUSED_SAID first of the best rank, in that order (the record
+ * has them all). */
 static void keep_refused(struct proxy *px, const char *line, size_t n)
 {
 	unsigned kept = px->nrefused < PROXY_REFUSED_SAID ? px->nrefused : PROXY_REFUSED_SAID;
-	int at = kept < PROXY_REFUSED_SAID ? (int)kept : -1;
 	char tmp[PROXY_REFUSED_LEN];
 	printable(tmp, sizeof tmp, line, n);
-	for (int i = (int)kept - 1; at < 0 && i >= 0 && !lookup(tmp); i--)
-		if (lookup(px->refused[i]))
-			at = i;
-	if (at < 0)
+	int r = rank(tmp);
+	unsigned at = kept;
+	while (at > 0 && rank(px->refused[at - 1]) > r)
+		at--;
+	if (at >= PROXY_REFUSED_SAID)
 		return;
-	/* Connections before lookups: shift the lookups kept after at. */
-	if (!lookup(tmp))
-		while (at > 0 && lookup(px->refused[at - 1])) {
-			memcpy(px->refused[at], px->refused[at - 1], sizeof px->refused[0]);
-			at--;
-		}
+	unsigned last = kept < PROXY_REFUSED_SAID ? kept : PROXY_REFUSED_SAID - 1;
+	for (unsigned i = last; i > at; i--)
+		memcpy(px->refused[i], px->refused[i - 1], sizeof px->refused[0]);
 	memcpy(px->refused[at], tmp, sizeof tmp);
 }
 
