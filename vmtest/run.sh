@@ -60,8 +60,9 @@ busybox=/bin/busybox
 # --- kernel: Debian's generic 6.1, as an ELF vmlinux for PVH boot ------
 
 kdir=$cache/kernel
-# 9p for the share, virtio_blk and ext4 for the VM's disk (its root).
-modules="virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p virtio_blk crc32c_generic ext4"
+# 9p for the share, virtio_blk and ext4 for the VM's disk (its root), tun
+# for the allowlist's device.
+modules="virtio virtio_ring virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci netfs fscache 9pnet 9pnet_virtio 9p virtio_blk crc32c_generic ext4 tun"
 kernel_ok() {
 	[ -s "$kdir/vmlinux" ] && [ -s "$kdir/modules/order" ] || return 1
 	for m in $modules; do [ -s "$kdir/modules/$m.ko" ] || return 1; done
