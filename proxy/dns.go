@@ -59,28 +59,7 @@ func (p *proxy) serveDNSUDP(pc net.PacketConn) {
 // 2-byte length) on ln until it is closed; connections past maxDNSConn
 // are closed at once.
 func (p *proxy) serveDNSTCP(ln net.Listener) {
-	busy := make(chan struct{}, maxDNSConn)
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-			continue
-		}
-		select {
-		case busy <- struct{}{}:
-		default:
-			c.Close()
-			continue
-		}
-		go func() {
-			defer func() { <-busy }()
-			defer c.Close()
-			p.serveDNSConn(c)
-		}()
-	}
+	acceptLimited(ln, make(chan struct{}, maxDNSConn), p.serveDNSConn, nil)
 }
 
 // serveDNSConn answers one TCP client's queries, in turn.

@@ -272,6 +272,19 @@ func newProxy(cfg Config, out *os.File) *proxy {
 // open through both proxies, a connection is closed and recorded, as the
 // stack's past its own limit.
 func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
+	acceptLimited(ln, p.conns, serve, func(c net.Conn) {
+		t := target{"(a proxy)", 0}
+		if a, err := netip.ParseAddrPort(c.LocalAddr().String()); err == nil {
+			t = target{a.Addr().Unmap().String(), a.Port()}
+		}
+		p.deny(kindTCP, t, "too many connections")
+	})
+}
+
+// acceptLimited serves each connection to ln in a goroutine, holding a
+// slot of slots while it does; one that finds them all taken is closed at
+// once and told to full (nil: nothing). It returns when ln is closed.
+func acceptLimited(ln net.Listener, slots chan struct{}, serve, full func(net.Conn)) {
 	for {
 		c, err := ln.Accept()
 		if err != nil {
@@ -282,18 +295,16 @@ func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
 			continue
 		}
 		select {
-		case p.conns <- struct{}{}:
+		case slots <- struct{}{}:
 		default:
-			t := target{"(a proxy)", 0}
-			if a, err := netip.ParseAddrPort(c.LocalAddr().String()); err == nil {
-				t = target{a.Addr().Unmap().String(), a.Port()}
-			}
 			c.Close()
-			p.deny(kindTCP, t, "too many connections")
+			if full != nil {
+				full(c)
+			}
 			continue
 		}
 		go func() {
-			defer func() { <-p.conns }()
+			defer func() { <-slots }()
 			defer c.Close()
 			serve(c)
 		}()
