@@ -76,12 +76,18 @@ static void nl_start(struct nlreq *q, unsigned short type, unsigned short flags,
 	q->h.nlmsg_flags = (unsigned short)(NLM_F_REQUEST | NLM_F_ACK | flags);
 }
 
+/* A netlink socket, and the sequence number of its last request. */
+struct nl {
+	int s;
+	unsigned seq;
+};
+
 /* nl_do sends a request and reads its acknowledgement: 0, or -1 with the
  * kernel's errno. */
-static int nl_do(int s, struct nlreq *q)
+static int nl_do(struct nl *nl, struct nlreq *q)
 {
-	static unsigned seq;
-	q->h.nlmsg_seq = ++seq;
+	int s = nl->s;
+	q->h.nlmsg_seq = ++nl->seq;
 	if (send(s, q, q->h.nlmsg_len, 0) < 0)
 		return -1;
 	char buf[1024];
@@ -109,7 +115,7 @@ static int nl_do(int s, struct nlreq *q)
 static const unsigned char jail_v4[4] = {192, 0, 0, 2};
 static const unsigned char jail_v6[16] = {0xfd, 0x6a, 0x69, 0x6c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
 
-static int addr_add(int s, int ifindex, int family, const unsigned char *a, struct jerr *e)
+static int addr_add(struct nl *s, int ifindex, int family, const unsigned char *a, struct jerr *e)
 {
 	struct nlreq q;
 	size_t n = family == AF_INET ? 4 : 16;
@@ -126,7 +132,7 @@ static int addr_add(int s, int ifindex, int family, const unsigned char *a, stru
 	return 0;
 }
 
-static int route_add(int s, int ifindex, int family, const unsigned char *src, struct jerr *e)
+static int route_add(struct nl *s, int ifindex, int family, const unsigned char *src, struct jerr *e)
 {
 	struct nlreq q;
 	nl_start(&q, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, sizeof(struct rtmsg));
@@ -147,7 +153,7 @@ static int route_add(int s, int ifindex, int family, const unsigned char *src, s
  * off; then, in a message of its own, brings the link up. In one message
  * the kernel still makes a link-local address at up and sends a packet
  * from it, which would start jail's side on every run. */
-static int link_config(int s, int ifindex, int v6, struct jerr *e)
+static int link_config(struct nl *s, int ifindex, int v6, struct jerr *e)
 {
 	struct nlreq q;
 	nl_start(&q, RTM_NEWLINK, 0, sizeof(struct ifinfomsg));
@@ -204,18 +210,19 @@ int tun_setup(int fd, struct jerr *e)
 	}
 	close(s);
 	int ifindex = ifr.ifr_ifindex;
-	if ((s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)) < 0)
+	struct nl nl = {.s = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)};
+	if (nl.s < 0)
 		return jerr_set(e, errno, "allowlist network: netlink socket");
 	int v6 = ipv6_on();
-	int r = link_config(s, ifindex, v6, e);
+	int r = link_config(&nl, ifindex, v6, e);
 	if (r == 0)
-		r = addr_add(s, ifindex, AF_INET, jail_v4, e);
+		r = addr_add(&nl, ifindex, AF_INET, jail_v4, e);
 	if (r == 0)
-		r = route_add(s, ifindex, AF_INET, jail_v4, e);
+		r = route_add(&nl, ifindex, AF_INET, jail_v4, e);
 	if (r == 0 && v6)
-		r = addr_add(s, ifindex, AF_INET6, jail_v6, e);
+		r = addr_add(&nl, ifindex, AF_INET6, jail_v6, e);
 	if (r == 0 && v6)
-		r = route_add(s, ifindex, AF_INET6, jail_v6, e);
-	close(s);
+		r = route_add(&nl, ifindex, AF_INET6, jail_v6, e);
+	close(nl.s);
 	return r;
 }
