@@ -28,7 +28,7 @@
 #define FD_STATUS 5 /* write: the command's status record */
 #define FD_SYNC 6   /* write: 'U' once the user namespace exists, then PID 1's pid (u32) */
 #define FD_NOTIFY 7 /* a unix socket: the seccomp listener goes to the runner through it */
-#define FD_NET 8    /* a unix socket: the network's sockets (net_handover) go to the runner through it */
+#define FD_NET 8    /* a unix socket: the network's sockets (netns.c: net_prepare, net_send) go to the runner through it */
 #define FD_WATCH 9  /* the runner's /proc/PID/stat: PID 1 stops the jail while jail is stopped */
 #define FD_FREEZE 10 /* v2: the run's cgroup.freeze, which PID 1 stops it with; else /dev/null */
 #define FD_TREES 11 /* the mount trees the runner cloned, if any */
