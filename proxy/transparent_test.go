@@ -268,10 +268,7 @@ func TestServeUpgrade(t *testing.T) {
 		fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 		io.Copy(c, br)
 	})
-	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
-		Hosts: map[string]string{"api.test": "127.0.0.1"}})
-	jail, _ := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
-	jail.SetDeadline(time.Now().Add(10 * time.Second))
+	jail, _, _ := toAPITest80(t, port)
 	fmt.Fprintf(jail, "GET /ws HTTP/1.1\r\nHost: api.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 	br := bufio.NewReader(jail)
 	resp, err := http.ReadResponse(br, nil)
@@ -601,10 +598,7 @@ func TestServeUpgradeIgnored(t *testing.T) {
 				fmt.Fprintf(c, "HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nno")
 			}
 		})
-		p, rr := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
-			Hosts: map[string]string{"api.test": "127.0.0.1"}})
-		jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
-		jail.SetDeadline(time.Now().Add(10 * time.Second))
+		jail, rr, done := toAPITest80(t, port)
 		fmt.Fprintf(jail, "%sGET /second HTTP/1.1\r\nHost: secret-vhost.internal\r\n\r\n", first)
 		io.Copy(io.Discard, jail) // the first answer, maybe: the connection is cut
 		ended(t, done)
@@ -637,10 +631,7 @@ func TestServePipelined(t *testing.T) {
 		io.WriteString(c, answers)
 		io.Copy(io.Discard, br)
 	})
-	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
-		Hosts: map[string]string{"api.test": "127.0.0.1"}})
-	jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
-	jail.SetDeadline(time.Now().Add(10 * time.Second))
+	jail, _, done := toAPITest80(t, port)
 	fmt.Fprintf(jail, "HEAD / HTTP/1.1\r\nHost: api.test\r\n\r\nGET / HTTP/1.1\r\nHost: api.test\r\n\r\n"+
 		"PUT / HTTP/1.1\r\nHost: api.test\r\nUpgrade: x\r\nConnection: upgrade\r\nContent-Length: 0\r\n\r\n")
 	got := make([]byte, len(answers))
@@ -687,10 +678,7 @@ func TestServeBadRequests(t *testing.T) {
 				fmt.Fprintf(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 			}
 		})
-		p, rr := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
-			Hosts: map[string]string{"api.test": "127.0.0.1"}})
-		jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
-		jail.SetDeadline(time.Now().Add(10 * time.Second))
+		jail, rr, done := toAPITest80(t, port)
 		io.WriteString(jail, req)
 		if why == "" {
 			jail.(*net.TCPConn).CloseWrite()
@@ -710,4 +698,16 @@ func TestServeBadRequests(t *testing.T) {
 			}
 		}
 	}
+}
+
+// toAPITest80 is a jail's connection through the stack to api.test:80 (a
+// listed name, pinned to the test server on port), with ten seconds to
+// run, the report's reader, and what says its Serve ended.
+func toAPITest80(t *testing.T, port uint16) (net.Conn, *reportReader, chan struct{}) {
+	t.Helper()
+	p, rr := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test"}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	jail, done := serveOne(t, &transparent{p}, netip.AddrPortFrom(resolved(t, p, "api.test"), 80), port)
+	jail.SetDeadline(time.Now().Add(10 * time.Second))
+	return jail, rr, done
 }
