@@ -39,8 +39,8 @@ int loopback_up(struct jerr *e)
 }
 
 /* bound makes a socket of type on 127.0.0.1:port, listening when it is a
- * stream: binding 53 needs the jail's CAP_NET_BIND_SERVICE, which PID 1
- * has in its user namespace. */
+ * stream: binding 53 needs CAP_NET_BIND_SERVICE in the jail's user
+ * namespace, which the init stage, its creator, has. */
 static int bound(int type, int port, struct jerr *e)
 {
 	int s = socket(AF_INET, type | SOCK_CLOEXEC, 0);

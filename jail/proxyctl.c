@@ -1,8 +1,8 @@
 /* The network helper's lifecycle, on the runner's side: it takes the
- * sockets PID 1 made in the jail (netns.c), starts the helper on their
- * first use, in the run's cgroup from birth, holding none of the caller's
- * files, and unable to outlive the runner; reads its report as it goes;
- * and stops it at the end. C, as the runner is: a replayed run never
+ * sockets made in the jail (netns.c), which PID 1 hands over, starts the
+ * helper on their first use, in the run's cgroup from birth, holding none
+ * of the caller's files, and unable to outlive the runner; reads its
+ * report as it goes; and stops it at the end. C, as the runner is: a replayed run never
  * starts Go, and the helper (Go: proxy/, netstack/) starts only when
  * needed. */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /* jail's side of the jail's network (proxyctl.c): PID 1 hands the runner
- * the sockets it made in the jail's network namespace (netns.c: the
+ * the sockets made in the jail's network namespace (netns.c: the
  * resolver's, and for the allowlist the proxy's listeners and the TUN
  * device); the helper that serves them, Go (proxy/, netstack/), is started
  * by the runner on their first use only, so a run that never looks up a

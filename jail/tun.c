@@ -4,8 +4,9 @@
  * terminates every connection under the allowlist. The init stage opens
  * /dev/net/tun (tun_open: a TUN belongs to the namespace it is opened in,
  * and only there is the host's /dev still visible and, for root, its ids
- * still the host's); PID 1 makes the device and configures it by netlink
- * (tun_setup). C, as the whole init stage is (stage.h says why). */
+ * still the host's), makes the device and configures it by netlink
+ * (tun_setup), all in netns.c's net_prepare; PID 1 hands it over. C, as
+ * the whole init stage is (stage.h says why). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
