@@ -15,6 +15,7 @@ enum {
 	MOP_SYMLINK,   /* str target, str dst */
 	MOP_DIR,       /* u32 mode, str dst */
 	MOP_FILE,      /* u32 mode, bytes content, str dst */
+	MOP_FILE_OVER, /* u32 mode, bytes content, str dst: read-only, over the file at dst */
 };
 
 /* Flags of MOP_BIND. */

@@ -106,22 +106,68 @@ func (p *Prepared) Encode(w *wire.Writer) {
 }
 
 // ordered validates the specs and sorts them parents first (stable), so a
-// mount never hides one made before it under the same path.
+// mount never hides one made before it under the same path. A file mounted
+// over another comes after every other entry of its depth: the one that
+// puts the covered file there, at Dst or above, is then always before it.
 func ordered(specs []Spec) ([]Spec, error) {
 	out := make([]Spec, len(specs))
 	copy(out, specs)
 	seen := make(map[string]bool, len(out))
+	covered := make(map[string]bool)
 	for _, s := range out {
 		if err := checkPath(s.Dst); err != nil {
 			return nil, fmt.Errorf("%s %s: %w", s.Kind, s.Dst, err)
 		}
-		if seen[s.Dst] {
+		at := seen
+		if s.Over {
+			if s.Kind != File {
+				return nil, fmt.Errorf("%s %s: only a file can be mounted over what is there", s.Kind, s.Dst)
+			}
+			at = covered
+		}
+		if at[s.Dst] {
 			return nil, fmt.Errorf("%s %s: two mounts at the same path", s.Kind, s.Dst)
 		}
-		seen[s.Dst] = true
+		at[s.Dst] = true
 	}
-	sort.SliceStable(out, func(i, j int) bool { return depth(out[i].Dst) < depth(out[j].Dst) })
+	sort.SliceStable(out, func(i, j int) bool {
+		di, dj := depth(out[i].Dst), depth(out[j].Dst)
+		return di < dj || di == dj && !out[i].Over && out[j].Over
+	})
+	if err := checkCovers(out); err != nil {
+		return nil, err
+	}
 	return out, checkNesting(out)
+}
+
+// checkCovers refuses a file mounted over nothing: the entry nearest at or
+// above its path must be a bind (which may hold the file) or a file at the
+// same path. Whether the file is really there is known only in the jail
+// (root.c fails the run then).
+func checkCovers(specs []Spec) error {
+	for _, s := range specs {
+		if !s.Over {
+			continue
+		}
+		var near *Spec
+		for i := range specs {
+			m := &specs[i]
+			if m.Over || (m.Dst != s.Dst && !under(s.Dst, m.Dst)) {
+				continue
+			}
+			if near == nil || depth(m.Dst) > depth(near.Dst) {
+				near = m
+			}
+		}
+		switch {
+		case near == nil:
+			return fmt.Errorf("%s %s: nothing there to cover: no bind before it holds that path", s.Kind, s.Dst)
+		case near.Kind == Bind || near.Kind == ReadOnlyBind || (near.Kind == File && near.Dst == s.Dst):
+		default:
+			return fmt.Errorf("%s %s: nothing there to cover: the %s at %s holds no file of the plan", s.Kind, s.Dst, near.Kind, near.Dst)
+		}
+	}
+	return nil
 }
 
 func checkPath(p string) error {
@@ -147,7 +193,9 @@ func under(p, dir string) bool { return strings.HasPrefix(p, dir+"/") }
 // proc or dev mount: they would be written into a host directory, or fail.
 func checkNesting(specs []Spec) error {
 	for _, s := range specs {
-		if s.Kind != File && s.Kind != Dir && s.Kind != Symlink {
+		// A file mounted over another belongs inside a mount: it
+		// covers a file that mount shows, writing nothing into it.
+		if s.Over || (s.Kind != File && s.Kind != Dir && s.Kind != Symlink) {
 			continue
 		}
 		for _, m := range specs {
@@ -193,6 +241,10 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 		w.U32(modeOr(s.Mode, 0o755))
 		w.Str(s.Dst)
 	case File:
+		if s.Over {
+			p.addFileOver(s.Dst, modeOr(s.Mode, 0o644), s.Content)
+			return nil
+		}
 		p.addFile(s.Dst, modeOr(s.Mode, 0o644), s.Content)
 		return nil
 	default:
@@ -204,6 +256,17 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 
 func (p *Prepared) addFile(dst string, mode uint32, content []byte) {
 	p.ops.U32(C.MOP_FILE)
+	p.ops.U32(mode)
+	p.ops.Bytes(content)
+	p.ops.Str(dst)
+	p.rootSize += uint64(len(content)) + 4096
+	p.nops++
+}
+
+// addFileOver plans a file mounted over the one at dst. Its content lives
+// on the jail's root tmpfs, unnamed (root.c), so the root's size counts it.
+func (p *Prepared) addFileOver(dst string, mode uint32, content []byte) {
+	p.ops.U32(C.MOP_FILE_OVER)
 	p.ops.U32(mode)
 	p.ops.Bytes(content)
 	p.ops.Str(dst)

@@ -218,6 +218,7 @@ static struct op *decode(struct wire *w, uint32_t *nops, uint64_t *root_size, st
 			o->dst = wire_str(w);
 			break;
 		case MOP_FILE:
+		case MOP_FILE_OVER:
 			o->mode = wire_u32(w);
 			o->content = wire_bytes(w, &o->content_len);
 			o->dst = wire_str(w);
@@ -299,6 +300,77 @@ static int make_file(int root, const struct op *o, struct jerr *e)
 	return 0;
 }
 
+/* COVER_STAGE is where cover_file writes a file's content, on the jail's
+ * root tmpfs, for the moments until it is mounted; a plan that puts
+ * something there itself fails the run (O_EXCL). */
+#define COVER_STAGE ".jail-cover"
+
+/* cover_file mounts a plan's file, read-only, over the regular file an
+ * earlier op put at dst (a file inside a read-only bind, where make_file
+ * cannot create one). The content is written to a file on the jail's root
+ * tmpfs, which the plan sized for it; a clone of that file is mounted at
+ * dst and its name removed at once, on success or failure: the jail's
+ * command is not running yet, and sees only the mount at dst. Not an
+ * unnamed file (O_TMPFILE): the kernel refuses to mount a clone of one
+ * (ENOENT). Not a detached tmpfs of its own (fsmount): older kernels
+ * refuse to clone a path of a mount that is in no namespace, while the
+ * root tmpfs is attached in this one already; and a superblock fewer is
+ * cheaper. */
+static int cover_file(int root, const struct op *o, struct jerr *e)
+{
+	const char *rel = o->dst;
+	while (*rel == '/')
+		rel++;
+	/* Found, never created, below the root without a symlink: what the
+	 * jail will see at dst, through whatever mounts lead there. */
+	int t = sys_openat2(root, rel, O_PATH | O_CLOEXEC, JAIL_RESOLVE);
+	if (t < 0) {
+		if (errno == ENOENT)
+			return jerr_set(e, 0, "file %s: nothing there to cover", o->dst);
+		if (errno == ELOOP)
+			return jerr_set(e, 0, "file %s: a symlink in the jail leads there; cover the path it leads to", o->dst);
+		return jerr_set(e, errno, "file %s: open the file to cover", o->dst);
+	}
+	struct stat st;
+	if (fstat(t, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(t);
+		return jerr_set(e, 0, "file %s: nothing there to cover (not a regular file)", o->dst);
+	}
+	int fd = openat(root, COVER_STAGE, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, o->mode);
+	if (fd < 0) {
+		int err = errno;
+		close(t);
+		return jerr_set(e, err, "file %s: create its content as /%s", o->dst, COVER_STAGE);
+	}
+	int tree = -1, r = -1;
+	if (write_all(fd, o->content, o->content_len) < 0 || fchmod(fd, o->mode) < 0) {
+		jerr_set(e, errno, "file %s: write", o->dst);
+		goto out;
+	}
+	tree = sys_open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (tree < 0) {
+		jerr_set(e, errno, "file %s: clone its content", o->dst);
+		goto out;
+	}
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+	};
+	if (sys_mount_setattr(tree, "", AT_EMPTY_PATH, &attr) < 0) {
+		jerr_set(e, errno, "file %s: make it read-only", o->dst);
+		goto out;
+	}
+	r = attach(tree, t, o->dst, e);
+out:
+	if (tree >= 0)
+		close(tree);
+	close(fd);
+	close(t);
+	/* The mount holds the file; the name must not stay for the jail. */
+	if (unlinkat(root, COVER_STAGE, 0) < 0 && r == 0)
+		r = jerr_set(e, errno, "file %s: remove /%s", o->dst, COVER_STAGE);
+	return r;
+}
+
 static int make_dir(int root, const struct op *o, struct jerr *e)
 {
 	const char *base;
@@ -373,6 +445,8 @@ static int apply(int root, const struct op *o, int devnull, struct jerr *e)
 		return make_dir(root, o, e);
 	case MOP_FILE:
 		return make_file(root, o, e);
+	case MOP_FILE_OVER:
+		return cover_file(root, o, e);
 	}
 	return jerr_set(e, EINVAL, "mount op %u", o->kind);
 }

@@ -43,6 +43,10 @@ type Spec struct {
 	Target   string // Symlink: what the link points to
 	Content  []byte // File
 	Optional bool   // Bind, ReadOnlyBind: skip, rather than fail, when Src is missing
+	// Over (File): mounted read-only over the file an earlier entry put
+	// at Dst (a file inside a read-only bind, say), rather than created
+	// on the jail's root; the run fails when nothing is there to cover.
+	Over bool
 	// Unmasked (Proc): none of runc's masks, for a jail that runs jails.
 	Unmasked bool
 }
