@@ -101,6 +101,27 @@ type Network struct {
 	Mode  string
 	Allow []AllowEntry
 	Hosts []Pin
+
+	// Credentials are the bindings whose real values the network helper
+	// puts into requests to their hosts; Env holds only the placeholders.
+	Credentials []Credential
+	// CACert and CAKey (DER, PKCS #8) are the run's certificate authority
+	// for those hosts, CAFingerprint its SHA-256; none without bindings.
+	CACert, CAKey []byte
+	CAFingerprint string
+	// UpstreamCA is PEM: roots the helper trusts, besides the system's,
+	// for the intercepted hosts' servers (network.upstream_ca).
+	UpstreamCA []byte
+}
+
+// Credential is one bound secret: the jail sees Placeholder; requests to
+// Hosts (only header Header, when set) carry Value instead.
+type Credential struct {
+	Env         string
+	Hosts       []string
+	Header      string
+	Placeholder string
+	Value       string
 }
 
 // AllowEntry is one host the allowlist proxy lets the jail reach.

@@ -92,7 +92,7 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 		Hostname: cfg.Hostname, Dir: cfg.Dir, KeepEnv: cfg.KeepEnv, Env: cfg.Env, Rlimits: rlimits,
 		MaxOutput: cfg.Limits.MaxOutput, LimitsJSON: limitsJSON, Network: networkMode(cfg.Network),
 		NetConfig: netConfig, AuditLog: cfg.AuditLog, Session: cfg.Session, Version: "fuzz",
-		Secrets: secretsJSON(cfg.SecretKeys),
+		Secrets: recordSecrets(cfg),
 	}
 	for _, tr := range mounts.Trees {
 		v.Trees = append(v.Trees, treeView{Path: tr.Path, Flags: bit(tr.ReadOnly, treeReadOnly) | bit(tr.IDMap, treeIDMap),

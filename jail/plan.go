@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"jail/cgroup"
@@ -136,11 +137,13 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.Str(cfg.AuditLog)
 	w.Str(cfg.Session)
 	w.Str(opts.Version)
-	w.Str(secretsJSON(cfg.SecretKeys))
+	w.Str(recordSecrets(cfg))
 	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
 		return nil, err
 	}
-	return &Plan{Data: w.Data(), Deps: mounts.Deps, secrets: len(cfg.SecretKeys) > 0}, nil
+	// Bound credentials' real values are in the helper's configuration.
+	secret := len(cfg.SecretKeys) > 0 || len(cfg.Network.Credentials) > 0
+	return &Plan{Data: w.Data(), Deps: mounts.Deps, secrets: secret}, nil
 }
 
 // encodeSeccomp compiles the run's filter (or finds it compiled) and writes
@@ -203,17 +206,22 @@ func networkMode(n Network) string {
 	return n.Mode
 }
 
-// secretsJSON is the record's "secrets": each key with "***".
-func secretsJSON(keys []string) string {
-	if len(keys) == 0 {
-		return ""
+// recordSecrets is the record's fields for the run's secrets, "" for
+// none: "secrets", each key with "***", and the credential bindings.
+func recordSecrets(cfg Config) string {
+	var parts []string
+	if len(cfg.SecretKeys) > 0 {
+		m := map[string]string{}
+		for _, k := range cfg.SecretKeys {
+			m[k] = "***"
+		}
+		b, _ := json.Marshal(m)
+		parts = append(parts, `"secrets":`+string(b))
 	}
-	m := map[string]string{}
-	for _, k := range keys {
-		m[k] = "***"
+	if c := credentialsJSON(cfg.Network); c != "" {
+		parts = append(parts, c)
 	}
-	b, _ := json.Marshal(m)
-	return string(b)
+	return strings.Join(parts, ",")
 }
 
 // checkAuditLog refuses, before anything runs, an audit log the runner

@@ -188,7 +188,7 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 			(unsigned long long)o->out_dropped[0], (unsigned long long)o->out_dropped[1],
 			(unsigned long long)o->out_lost, o->out_closed[0] ? "true" : "false", o->out_closed[1] ? "true" : "false");
 	if (p->secrets[0])
-		fprintf(f, "\"secrets\":%s,", p->secrets);
+		fprintf(f, "%s,", p->secrets);
 	fprintf(f, "\"limits\":%s,\"network\":", p->limits_json[0] ? p->limits_json : "{}");
 	json_str(f, p->net_mode[0] ? p->net_mode : "none");
 	fputc(',', f);

@@ -16,7 +16,7 @@
 
 #define RUNPLAN_MAGIC 0x4e55524au /* "JRUN" */
 #define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan, bytes deps */
-#define RUNPLAN_VERSION 2u
+#define RUNPLAN_VERSION 3u
 
 /* Flags of a run plan. */
 #define RUN_ROOT 1u /* the caller is root: trees to clone, host ids to map */
@@ -68,7 +68,7 @@ struct run_plan {
 	const char *audit_path;  /* the audit log to append the run's record to; "" none */
 	const char *session;     /* the session, for the audit log */
 	const char *version;     /* jail's version, for the audit log */
-	const char *secrets;     /* the record's "secrets" (keys, values "***"); "" none */
+	const char *secrets;     /* the record's fields for secrets: "secrets" (keys, values "***"), the credential bindings and the run CA; "" none */
 	uint32_t sc_flags;       /* seccomp/sc.h's SC_* */
 	const char *sc_name;     /* the policy's name, for the record */
 	const char *sc_bpf;      /* the compiled filter the command gets */

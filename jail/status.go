@@ -88,6 +88,12 @@ type Status struct {
 	// Secrets names each key --secrets gave the command, its value always
 	// "***"; absent without secrets.
 	Secrets map[string]string `json:"secrets,omitempty"`
+	// Credentials are the run's credential bindings (never a value or a
+	// placeholder), and CredentialCA the SHA-256 ("sha256:HEX") of the
+	// run's certificate authority that intercepted their hosts; absent
+	// without bindings.
+	Credentials  []CredentialBinding `json:"credentials,omitempty"`
+	CredentialCA string              `json:"credential_ca,omitempty"`
 
 	// Limits is what the run was held to, and by what.
 	Limits *LimitsRecord `json:"limits,omitempty"`
@@ -135,6 +141,14 @@ type Status struct {
 	// Error is jail's own failure (exit 125) or why exec failed (126,
 	// 127); absent otherwise.
 	Error string `json:"error,omitempty"`
+}
+
+// CredentialBinding is one bound variable, the hosts that received its
+// real value, and the only header it went in ("" any).
+type CredentialBinding struct {
+	Env    string   `json:"env"`
+	Hosts  []string `json:"hosts"`
+	Header string   `json:"header,omitempty"`
 }
 
 // OutputDropped is how many bytes of each stream the cap dropped.

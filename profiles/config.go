@@ -27,7 +27,7 @@ func (p *Profile) Config(argv, hostEnv []string) (jail.Config, error) {
 	if len(argv) == 0 {
 		return jail.Config{}, errors.New("no command to run")
 	}
-	if err := p.check(); err != nil {
+	if err := errors.Join(p.check(), p.reachableCredentials()); err != nil {
 		return jail.Config{}, fmt.Errorf("profile %q: %w", p.Name, err)
 	}
 	mounts, err := p.mountSpecs(hostEnv)

@@ -94,6 +94,8 @@ func (d *decoder) top(m map[string]any) {
 			d.Sub(key, v, d.seccomp)
 		case "mount":
 			d.mounts(key, v)
+		case "credential":
+			d.credentials(key, v)
 		default:
 			return false
 		}

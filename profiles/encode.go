@@ -88,6 +88,7 @@ func (p *Profile) Encode() ([]byte, error) {
 		b.WriteString("\n[[mount]]\n")
 		m.encode(&b)
 	}
+	encodeCredentials(&b, p.Credentials)
 	return []byte(b.String()), nil
 }
 

@@ -85,6 +85,7 @@ func (p *Profile) overlay(l *layer) {
 		}
 	}
 	p.Network.merge(&c.Network, set)
+	p.mergeCredentials(c.Credentials)
 	if set["seccomp.audit"] {
 		p.Seccomp.Audit = c.Seccomp.Audit
 	}

@@ -107,6 +107,8 @@ func (d *decoder) network(t map[string]any) {
 			n.Mode, d.l.set[key] = d.CheckedStr(key, v, checkNetworkMode)
 		case "allow":
 			n.Allow = append(n.Allow, d.Strings(key, v, "hosts", checkAllow)...)
+		case "upstream_ca":
+			n.UpstreamCA, d.l.set[key] = d.CheckedStr(key, v, checkHostFile)
 		case "hosts":
 			hosts, _ := d.Table(key, v)
 			for _, name := range tomlstrict.SortedKeys(hosts) {
@@ -151,6 +153,7 @@ func (n *Network) check(add func(key string, err error)) {
 	for _, name := range slices.Sorted(maps.Keys(n.Hosts)) {
 		add(tomlstrict.JoinKey("network.hosts", name), checkPin(name, n.Hosts[name]))
 	}
+	add("network.upstream_ca", checkHostFile(n.UpstreamCA))
 	if n.Mode != networkAllowlist && (len(n.Allow) > 0 || len(n.Hosts) > 0) {
 		add("network.mode", fmt.Errorf("%q: allow and hosts need mode = %q", n.Mode, networkAllowlist))
 	}
@@ -162,6 +165,9 @@ func (n *Network) check(add func(key string, err error)) {
 func (n *Network) merge(c *Network, set map[string]bool) {
 	if set["network.mode"] {
 		n.Mode = c.Mode
+	}
+	if set["network.upstream_ca"] {
+		n.UpstreamCA = c.UpstreamCA
 	}
 	for _, a := range c.Allow {
 		if !slices.Contains(n.Allow, a) {
@@ -199,6 +205,9 @@ func (n *Network) encode(b *strings.Builder) {
 			q[i] = tomlstrict.Quote(a)
 		}
 		fmt.Fprintf(b, "allow = [%s]\n", strings.Join(q, ", "))
+	}
+	if n.UpstreamCA != "" {
+		fmt.Fprintf(b, "upstream_ca = %s\n", tomlstrict.Quote(n.UpstreamCA))
 	}
 	if len(n.Hosts) > 0 {
 		b.WriteString("\n[network.hosts]\n")

@@ -48,6 +48,9 @@ type Overrides struct {
 	Secrets  string      // --secrets FILE
 	Allow    []string    // --allow HOST[:PORT], implies allowlist
 	PinHosts []string    // --pin-host NAME=ADDR, implies allowlist
+	// Credentials are --credential ENV@HOST: HOST joins the binding of
+	// ENV (made if the profile has none).
+	Credentials []string
 	// Seccomp is --seccomp NAME: a named policy, looked up as the profile's
 	// own policy would be, or "none"; it replaces the profile's policy.
 	Seccomp      string
@@ -138,6 +141,9 @@ func (p *Profile) Apply(o Overrides) error {
 		if p, err := a.hostPath(o.Secrets); a.check("--secrets", o.Secrets, errors.Join(err, checkHostFile(p))) {
 			a.p.Secrets.File = p
 		}
+	}
+	for _, v := range o.Credentials {
+		a.credential(v)
 	}
 	if o.AuditLog != "" {
 		if p, err := a.hostPath(o.AuditLog); a.check("--audit-log", o.AuditLog, errors.Join(err, checkHostFile(p))) {

@@ -47,6 +47,9 @@ type Profile struct {
 	Network Network `toml:"network"`
 	Seccomp Seccomp `toml:"seccomp"`
 	Mounts  []Mount `toml:"mount"`
+	// Credentials bind secrets of the secrets file to the hosts that
+	// receive their real values; the jail sees placeholders.
+	Credentials []Credential `toml:"credential"`
 
 	// opts is where Load found the profile, so that Apply looks a
 	// --seccomp policy up where Load would have.
@@ -121,6 +124,9 @@ type Network struct {
 	Mode  string            `toml:"mode"`
 	Allow []string          `toml:"allow"` // HOST[:PORT], *.DOMAIN[:PORT] or an IP
 	Hosts map[string]string `toml:"hosts"` // names pinned to addresses, for the proxy
+	// UpstreamCA is a PEM file of roots trusted, besides the system's, for
+	// the servers of hosts intercepted for credential injection only.
+	UpstreamCA string `toml:"upstream_ca"`
 }
 
 // Seccomp is the profile's [seccomp] table: the syscall filter the command
@@ -193,10 +199,10 @@ var mountTypeNames = []string{"bind", "ro-bind", "tmpfs", "proc", "dev", "symlin
 
 // The keys each table may hold, for unknown-key errors and suggestions.
 var (
-	topKeys     = []string{"description", "extends", "hostname", "audit_log", "secrets", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount"}
+	topKeys     = []string{"description", "extends", "hostname", "audit_log", "secrets", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount", "credential"}
 	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
 	envKeys     = []string{"keep", "set"}
-	networkKeys = []string{"mode", "allow", "hosts"}
+	networkKeys = []string{"mode", "allow", "hosts", "upstream_ca"}
 	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content", "masked"}
 	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
 	seccompKeys = []string{"policy", "oci", "audit", "report", "extends", "default", "rule"}
@@ -290,6 +296,7 @@ func (p *Profile) clone() *Profile {
 	c.Limits.MaxOutput = cloneLimit(p.Limits.MaxOutput)
 	c.Network = p.Network.clone()
 	c.Mounts = append([]Mount(nil), p.Mounts...)
+	c.Credentials = cloneCredentials(p.Credentials)
 	c.Seccomp.Inline = clonePolicy(p.Seccomp.Inline)
 	c.Seccomp.Warnings = slices.Clone(p.Seccomp.Warnings)
 	// resolved is shared: nothing changes it once read (Config hands out

@@ -201,6 +201,7 @@ func (p *Profile) check() error {
 	}
 	p.Limits.check(add)
 	p.Network.check(add)
+	p.checkCredentials(add)
 	add("audit_log", checkHostFile(p.AuditLog))
 	add("secrets.file", checkHostFile(p.Secrets.File))
 	errs = append(errs, p.Seccomp.check()...)

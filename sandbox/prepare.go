@@ -8,7 +8,9 @@ import (
 	"errors"
 	"path/filepath"
 	"runtime/debug"
+	"time"
 
+	"jail/credential"
 	"jail/jail"
 	"jail/plancache"
 	"jail/profiles"
@@ -52,13 +54,37 @@ func Prepare(profile Profile, o profiles.Overrides, argv, env []string) (*Prepar
 		return r, err
 	}
 	r.Config = cfg
-	if p.Secrets.File != "" {
-		if r.Config.Env, r.Config.SecretKeys, err = secrets.Env(p.Secrets.File, r.Config.Env); err != nil {
-			return r, err
-		}
+	if err := r.secrets(p); err != nil {
+		return r, err
 	}
 	r.Config.ProfileHash = p.Hash()
 	return r, nil
+}
+
+// secrets puts the secrets file's keys into the command's environment,
+// all but the bound ones, whose real values only the network helper gets
+// (credential.Arm): the jail sees their placeholders.
+func (r *Prepared) secrets(p *profiles.Profile) error {
+	var kv map[string]string
+	if p.Secrets.File != "" {
+		var err error
+		if kv, err = secrets.Read(p.Secrets.File); err != nil {
+			return err
+		}
+	}
+	bindings := make([]credential.Binding, len(p.Credentials))
+	bound := map[string]bool{}
+	for i, c := range p.Credentials {
+		bindings[i] = credential.Binding{Env: c.Env, Hosts: c.Hosts, Header: c.Header}
+		bound[c.Env] = true
+	}
+	for _, k := range secrets.Keys(kv) {
+		if !bound[k] {
+			r.Config.Env = append(r.Config.Env, k+"="+kv[k])
+			r.Config.SecretKeys = append(r.Config.SecretKeys, k)
+		}
+	}
+	return credential.Arm(&r.Config, bindings, kv, p.Secrets.File, p.Network.UpstreamCA, time.Now())
 }
 
 // Plan resolves the run against the host (mount sources, who the caller
