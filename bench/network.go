@@ -69,12 +69,16 @@ type DownloadPart struct {
 
 // HTTPSPart is one small HTTPS request (curl's time_total: the jail's
 // lookup, the connection through the stack, the TLS handshake, the
-// request), on the host and through the stack.
+// request), on the host, through the stack, and through the stack to a
+// host with a credential bound, which jail's helper intercepts (its own
+// TLS handshake with the jail, a second one with the server).
 type HTTPSPart struct {
 	Runs            int       `json:"runs"`
 	Paths           []NetPath `json:"paths"`
 	StackHostMedian float64   `json:"stack_host_median_ratio"`
 	StackMinusHost  float64   `json:"stack_minus_host_median_ms"`
+	// InterceptMinusStack is what interception adds to one request.
+	InterceptMinusStack float64 `json:"intercept_minus_stack_median_ms"`
 }
 
 // netServers are the bench's own HTTP and HTTPS servers on 127.0.0.1.
@@ -192,6 +196,36 @@ func netLaunchers(jail, curl, scheme string, port int, path string, curlArgs, ho
 		"--allow", fmt.Sprintf("%s:%d", benchHost, port), "--pin-host", benchHost + "=127.0.0.1"},
 		jailArgs, []string{"--", curl}, common, hostArgsInJail(hostArgs), []string{url})}
 	return host, stack
+}
+
+// interceptLauncher is stack's request with a credential bound to
+// benchHost: the jail's curl trusts the run CA through the bundle (so no
+// --cacert), and the helper trusts the bench's server through
+// network.upstream_ca.
+func interceptLauncher(s *netServers, stack launcher) (launcher, error) {
+	profile := filepath.Join(s.dir, "intercept.toml")
+	secrets := filepath.Join(s.dir, "secrets")
+	text := fmt.Sprintf("extends = \"default\"\n[network]\nmode = \"allowlist\"\nupstream_ca = %q\n", s.caFile)
+	if err := os.WriteFile(profile, []byte(text), 0o644); err != nil {
+		return launcher{}, err
+	}
+	if err := os.WriteFile(secrets, []byte("BENCH_KEY=bench-value\n"), 0o600); err != nil {
+		return launcher{}, err
+	}
+	var argv []string
+	for i := 0; i < len(stack.Argv); i++ {
+		switch a := stack.Argv[i]; {
+		case a == "default" && i > 0 && stack.Argv[i-1] == "-p":
+			argv = append(argv, profile, "--secrets", secrets, "--credential", "BENCH_KEY@"+benchHost)
+		case a == "--cacert":
+			i++ // the jail's curl must trust the run CA
+		case a == "--ro-bind" && i+1 < len(stack.Argv) && strings.HasSuffix(stack.Argv[i+1], ":"+jailCA):
+			i++
+		default:
+			argv = append(argv, a)
+		}
+	}
+	return launcher{Name: "jail-intercept", Argv: argv}, nil
 }
 
 // hostArgsInJail maps the host curl's --cacert to the jail's copy.
@@ -331,10 +365,16 @@ func networkPart(cfg config) (p NetworkPart, failed []string) {
 
 	host, stack = netLaunchers(jail, curl, "https", s.tlsPort, "/small",
 		[]string{"-w", "%{time_total}"}, []string{"--cacert", s.caFile}, []string{"--ro-bind", s.caFile + ":" + jailCA})
-	p.HTTPS.Paths = measurePaths([]launcher{host, stack}, "ms", 2, cfg.httpsRuns, cfg.timeout, requestMs)
-	h, j := p.HTTPS.Paths[0].Median, p.HTTPS.Paths[1].Median
+	intercept, err := interceptLauncher(s, stack)
+	if err != nil {
+		fail("https request (jail-intercept)", err.Error())
+		return p, failed
+	}
+	p.HTTPS.Paths = measurePaths([]launcher{host, stack, intercept}, "ms", 2, cfg.httpsRuns, cfg.timeout, requestMs)
+	h, j, i := p.HTTPS.Paths[0].Median, p.HTTPS.Paths[1].Median, p.HTTPS.Paths[2].Median
 	p.HTTPS.StackHostMedian = stats.Ratio(j, h)
 	p.HTTPS.StackMinusHost = roundTo(j-h, 3)
+	p.HTTPS.InterceptMinusStack = roundTo(i-j, 3)
 
 	for _, f := range []struct {
 		figure string
@@ -353,7 +393,7 @@ func networkPart(cfg config) (p NetworkPart, failed []string) {
 func printNetwork(w io.Writer, p NetworkPart, t TargetValues) {
 	fmt.Fprintln(w, "  command lines:")
 	for _, path := range slices.Concat(p.Download.Paths, p.HTTPS.Paths) {
-		fmt.Fprintf(w, "    %-11s %s\n", path.Name, path.Command)
+		fmt.Fprintf(w, "    %-14s %s\n", path.Name, path.Command)
 	}
 	fmt.Fprintf(w, "  download of %d MB (MB/s, curl's size/time_total), %d runs each:\n", p.Download.Megabytes, p.Download.Runs)
 	printPaths(w, p.Download.Paths)
@@ -370,16 +410,21 @@ func printNetwork(w io.Writer, p NetworkPart, t TargetValues) {
 	} else {
 		fmt.Fprintln(w, "  jail-stack - host of the medians: FAILED (see above)")
 	}
+	if len(p.HTTPS.Paths) > 2 && p.HTTPS.Paths[1].Error == "" && p.HTTPS.Paths[2].Error == "" {
+		fmt.Fprintf(w, "  jail-intercept - jail-stack of the medians (what credential injection adds): %+.2f ms\n", p.HTTPS.InterceptMinusStack)
+	} else {
+		fmt.Fprintln(w, "  jail-intercept - jail-stack of the medians: FAILED (see above)")
+	}
 }
 
 // printPaths prints each path's summary, or FAILED and why.
 func printPaths(w io.Writer, paths []NetPath) {
 	for _, p := range paths {
 		if p.Error != "" {
-			fmt.Fprintf(w, "    %-11s FAILED: %s\n", p.Name, strings.ReplaceAll(p.Error, "\n", "\n                "))
+			fmt.Fprintf(w, "    %-14s FAILED: %s\n", p.Name, strings.ReplaceAll(p.Error, "\n", "\n                   "))
 			continue
 		}
-		fmt.Fprintf(w, "    %-11s median %9.2f  p95 %9.2f  min %9.2f  max %9.2f  %s\n", p.Name, p.Median, p.P95, p.Min, p.Max, p.Unit)
+		fmt.Fprintf(w, "    %-14s median %9.2f  p95 %9.2f  min %9.2f  max %9.2f  %s\n", p.Name, p.Median, p.P95, p.Min, p.Max, p.Unit)
 	}
 }
 
