@@ -48,6 +48,16 @@ type Config struct {
 	// agent how to allow a refused host.
 	Profile string `json:"profile"`
 
+	// Credentials are the run's bindings; none: nothing is intercepted.
+	Credentials []Credential `json:"credentials,omitempty"`
+	// CACert and CAKey are the run's certificate authority (DER; the key
+	// PKCS #8), which signs a certificate for each intercepted host.
+	CACert []byte `json:"ca_cert,omitempty"`
+	CAKey  []byte `json:"ca_key,omitempty"`
+	// UpstreamCA is PEM: roots trusted, besides the host's system roots, for
+	// the servers of intercepted hosts only (network.upstream_ca).
+	UpstreamCA []byte `json:"upstream_ca,omitempty"`
+
 	// resolver is the host's resolver; nil is the system's. Tests set
 	// one whose server they run.
 	resolver *net.Resolver
@@ -59,6 +69,16 @@ type Allow struct {
 	Wildcard bool   `json:"wildcard"`
 	IP       bool   `json:"ip"`
 	Port     uint16 `json:"port"`
+}
+
+// Credential is one binding: the real Value replaces Placeholder in the
+// requests to Hosts (only in header Header, when set).
+type Credential struct {
+	Env         string   `json:"env"`
+	Hosts       []string `json:"hosts"` // exact names, lower case, each also on the allowlist
+	Header      string   `json:"header,omitempty"`
+	Placeholder string   `json:"placeholder"`
+	Value       string   `json:"value"`
 }
 
 // Fds the runner passes (docs/design/netstack.md §1).
@@ -113,6 +133,12 @@ func Main(args []string) {
 	if err == nil && cfg.Mode != "none" && cfg.Mode != "allowlist" {
 		err = fmt.Errorf("mode %q", cfg.Mode)
 	}
+	// The run's certificate authority and bindings, checked before
+	// anything is served: a bad one ends the run, not its first request.
+	var creds *credentials
+	if err == nil {
+		creds, err = newCredentials(cfg)
+	}
 	if err != nil {
 		fail(report, fmt.Errorf("configuration: %w", err))
 	}
@@ -143,6 +169,7 @@ func Main(args []string) {
 	signal.Notify(term, syscall.SIGTERM)
 	p := newProxy(cfg, report)
 	p.local = local
+	p.creds = creds
 	die := func(err error) {
 		p.mu.Lock() // no report is written meanwhile
 		fail(report, err)
@@ -239,6 +266,8 @@ type proxy struct {
 	local map[netip.Addr]bool
 	// conns holds a token for each connection the two proxies serve.
 	conns chan struct{}
+	// creds is the run's bindings, nil when it has none.
+	creds *credentials
 
 	mu      sync.Mutex
 	denied  map[refusal]int

@@ -38,6 +38,12 @@ const (
 // deny records a refusal: at most maxEntries distinct ones, the rest
 // counted together, and names no longer than a DNS name.
 func (p *proxy) deny(kind string, t target, reason string) {
+	p.denySaying(kind, t, reason, "")
+}
+
+// denySaying records a refusal as deny does, and when it is new says line
+// (printable ASCII) for it, or refusedLine's words when line is empty.
+func (p *proxy) denySaying(kind string, t target, reason, line string) {
 	t.Host = recordable(t.Host, maxName)
 	reason = recordable(reason, maxReason)
 	p.mu.Lock()
@@ -49,7 +55,10 @@ func (p *proxy) deny(kind string, t target, reason string) {
 	} else if !seen {
 		// Said once per refusal, as it happens: the runner keeps the
 		// first few for the end of the run, when the agent reads them.
-		p.out.WriteString(refusedPrefix + refusedLine(kind, t, reason, p.cfg.Profile) + "\n")
+		if line == "" {
+			line = refusedLine(kind, t, reason, p.cfg.Profile)
+		}
+		p.out.WriteString(refusedPrefix + line + "\n")
 	}
 	p.denied[r]++
 	p.changed = true
@@ -212,5 +221,155 @@ func (p *proxy) report() {
 	})
 	d, _ := json.Marshal(denied)
 	a, _ := json.Marshal(allowed)
-	p.out.WriteString(fmt.Sprintf("\"network_denied\":%s,\"network_allowed\":%s\n", d, a))
+	line := fmt.Sprintf("\"network_denied\":%s,\"network_allowed\":%s", d, a)
+	if p.creds != nil {
+		use, misuse := p.creds.rec.lists()
+		u, _ := json.Marshal(use)
+		m, _ := json.Marshal(misuse)
+		line += fmt.Sprintf(",\"credential_use\":%s,\"credential_misuse\":%s", u, m)
+	}
+	p.out.WriteString(line + "\n")
+}
+
+// CredentialUse is a binding's use, for one of its hosts: an entry of the
+// status record's credential_use. Only requests in which jail put the
+// real value count, and their bodies' bytes.
+type CredentialUse struct {
+	Env       string `json:"env"`
+	Host      string `json:"host"`
+	Requests  int    `json:"requests"`
+	BytesUp   int64  `json:"bytes_up"`   // request bodies, to the host
+	BytesDown int64  `json:"bytes_down"` // response bodies, from the host
+}
+
+// CredentialMisuse counts the requests that carried a variable's
+// placeholder to a host it is not bound to (forwarded as they were): an
+// entry of the status record's credential_misuse.
+type CredentialMisuse struct {
+	Env      string `json:"env"`
+	Host     string `json:"host"`
+	Requests int    `json:"requests"`
+}
+
+// credKey is an entry of credential_use or credential_misuse.
+type credKey struct{ Env, Host string }
+
+// credRecord is what the record keeps of the bindings, under the proxy's
+// mu: each binding's use, and each placeholder seen going where it is not
+// bound.
+type credRecord struct {
+	use    map[credKey]*CredentialUse
+	misuse map[credKey]int
+}
+
+// maxCredEntries bounds each of the two lists (the misuse's hosts are the
+// jail's choice), and maxEnv a variable's name in them.
+const (
+	maxCredEntries = 64
+	maxEnv         = 128
+)
+
+// newCredRecord lists every binding's hosts, unused: the record says a
+// binding that never served.
+func newCredRecord(all []*Credential) credRecord {
+	r := credRecord{use: map[credKey]*CredentialUse{}, misuse: map[credKey]int{}}
+	for _, c := range all {
+		for _, h := range c.Hosts {
+			r.useOf(c.Env, h)
+		}
+	}
+	return r
+}
+
+// useOf is the entry of env's use at host, made if new.
+func (r *credRecord) useOf(env, host string) *CredentialUse {
+	k := credKey{recordable(env, maxEnv), recordable(host, maxName)}
+	u := r.use[k]
+	if u == nil {
+		if len(r.use) >= maxCredEntries {
+			k = credKey{"(others)", "(others)"}
+		}
+		if u = r.use[k]; u == nil {
+			u = &CredentialUse{Env: k.Env, Host: k.Host}
+			r.use[k] = u
+		}
+	}
+	return u
+}
+
+// credUsed counts a request to host in which the values of used were put,
+// and returns their entries, for countCred to add its bodies to.
+func (p *proxy) credUsed(used []*Credential, host string) []*CredentialUse {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var us []*CredentialUse
+	for _, c := range used {
+		u := p.creds.rec.useOf(c.Env, host)
+		u.Requests++
+		us = append(us, u)
+	}
+	p.changed = true
+	return us
+}
+
+// countCred adds body bytes, to and from the host, to entries of
+// credUsed's.
+func (p *proxy) countCred(us []*CredentialUse, up, down int64) {
+	p.mu.Lock()
+	for _, u := range us {
+		u.BytesUp += up
+		u.BytesDown += down
+	}
+	p.changed = true
+	p.mu.Unlock()
+}
+
+// credMisused counts a request that carried c's placeholder to host.
+func (p *proxy) credMisused(c *Credential, host string) {
+	k := credKey{recordable(c.Env, maxEnv), recordable(host, maxName)}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := &p.creds.rec
+	if _, seen := r.misuse[k]; !seen && len(r.misuse) >= maxCredEntries {
+		k = credKey{"(others)", "(others)"}
+	}
+	r.misuse[k]++
+	p.changed = true
+}
+
+// lists is the record's two lists, sorted.
+func (r *credRecord) lists() ([]CredentialUse, []CredentialMisuse) {
+	use := []CredentialUse{}
+	for _, u := range r.use {
+		use = append(use, *u)
+	}
+	misuse := []CredentialMisuse{}
+	for k, n := range r.misuse {
+		misuse = append(misuse, CredentialMisuse{k.Env, k.Host, n})
+	}
+	sort.Slice(use, func(i, j int) bool {
+		return use[i].Env < use[j].Env || use[i].Env == use[j].Env && use[i].Host < use[j].Host
+	})
+	sort.Slice(misuse, func(i, j int) bool {
+		return misuse[i].Env < misuse[j].Env || misuse[i].Env == misuse[j].Env && misuse[i].Host < misuse[j].Host
+	})
+	return use, misuse
+}
+
+// reasonRefusedCert is the record's reason for a connection whose program
+// refused the certificate jail made for an intercepted host.
+const reasonRefusedCert = "the program refused the interception certificate"
+
+// refusedCertLine is what the agent reads of it: the host was intercepted
+// for the variables envs, and a program that pins certificates, or does
+// not read SSL_CERT_FILE, cannot use them. Nothing to allow: no --allow
+// hint (the runner shows lines with one first).
+func refusedCertLine(t target, envs []string) string {
+	host, ok := hostName(t.Host)
+	if !ok {
+		host = "(a name that is not a host name)"
+	}
+	return fmt.Sprintf("network: %s:%d was intercepted to inject %s, and the program refused jail's certificate for it "+
+		"(it pins certificates or does not trust SSL_CERT_FILE); that program cannot use a bound credential",
+		host, t.Port, recordable(strings.Join(envs, ", "), 300))
 }

@@ -133,6 +133,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 			server.Close()
 			break
 		}
+		p.noteMisuse(t.Host, req.Header, req.RequestURI)
 		if a == nil {
 			a = p.track(t)
 		}
@@ -305,11 +306,16 @@ func readFinal(br *bufio.Reader, lim *io.LimitedReader, req *http.Request) (*htt
 // port 443 after the ClientHello's SNI proved to be the name, to port 80
 // request by request with each Host checked, to other ports raw (the list
 // named the port). An address the list names has no name to check
-// against: raw too. The client is read through br, which may hold what it
-// sent already.
+// against: raw too. A host a credential is bound to is intercepted
+// instead (intercept). The client is read through br, which may hold what
+// it sent already.
 func (p *proxy) serveConn(t target, client, server net.Conn, br *bufio.Reader) {
 	if _, err := netip.ParseAddr(t.Host); err != nil && t.Port == 80 {
 		p.relayHTTP(t, client, server, br)
+		return
+	}
+	if p.creds.boundTo(normal(t.Host)) != nil {
+		p.intercept(t, client, server, br)
 		return
 	}
 	first, ok := p.checkTLS(client, br, t)

@@ -65,6 +65,7 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	defer server.Close()
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
+	p.noteMisuse(t.Host, req.Header, req.RequestURI)
 	req.RequestURI = ""
 	req.Close = true
 	if h, err := netip.ParseAddr(strings.Trim(req.URL.Hostname(), "[]")); err == nil && isFake(h) {
