@@ -32,6 +32,31 @@ func proxyConfig(cfg Config, ids hostIDs) (string, error) {
 	for _, h := range cfg.Network.Hosts {
 		pc.Hosts[h.Name] = h.Addr
 	}
+	for _, c := range cfg.Network.Credentials {
+		pc.Credentials = append(pc.Credentials, proxy.Credential{Env: c.Env, Hosts: c.Hosts, Header: c.Header, Placeholder: c.Placeholder, Value: c.Value})
+	}
+	pc.CACert, pc.CAKey, pc.UpstreamCA = cfg.Network.CACert, cfg.Network.CAKey, cfg.Network.UpstreamCA
 	b, err := json.Marshal(pc)
 	return string(b), err
+}
+
+// credentialsJSON is the record's part for the bindings, "" without any:
+// each binding (never its value or placeholder) and the run CA's
+// fingerprint. The helper's report adds what each carried.
+func credentialsJSON(n Network) string {
+	if len(n.Credentials) == 0 {
+		return ""
+	}
+	type binding struct {
+		Env    string   `json:"env"`
+		Hosts  []string `json:"hosts"`
+		Header string   `json:"header,omitempty"`
+	}
+	bs := make([]binding, len(n.Credentials))
+	for i, c := range n.Credentials {
+		bs[i] = binding{c.Env, c.Hosts, c.Header}
+	}
+	b, _ := json.Marshal(bs)
+	fp, _ := json.Marshal(n.CAFingerprint)
+	return fmt.Sprintf(`"credentials":%s,"credential_ca":%s`, b, fp)
 }

@@ -94,6 +94,13 @@ type Status struct {
 	// without bindings.
 	Credentials  []CredentialBinding `json:"credentials,omitempty"`
 	CredentialCA string              `json:"credential_ca,omitempty"`
+	// CredentialUse is, per bound variable and host, the requests that
+	// carried the real value and their body bytes each way;
+	// CredentialMisuse, the placeholders jail saw sent to a host they are
+	// not bound to (sent on unchanged). The helper's report: present with
+	// bindings once it ran.
+	CredentialUse    []CredentialUse    `json:"credential_use,omitempty"`
+	CredentialMisuse []CredentialMisuse `json:"credential_misuse,omitempty"`
 
 	// Limits is what the run was held to, and by what.
 	Limits *LimitsRecord `json:"limits,omitempty"`
@@ -176,6 +183,12 @@ type HostDenial = proxy.HostDenial
 
 // HostUse is a destination the allowlist proxy let through.
 type HostUse = proxy.HostUse
+
+// CredentialUse is what one binding carried to one host.
+type CredentialUse = proxy.CredentialUse
+
+// CredentialMisuse is a placeholder seen going to a host it is not bound to.
+type CredentialMisuse = proxy.CredentialMisuse
 
 // SyscallDenial is a syscall the filter refused.
 type SyscallDenial struct {

@@ -68,12 +68,24 @@ func (p *proxy) intercept(t target, client, server net.Conn, br *bufio.Reader) {
 		server.Close()
 		return
 	}
+	// offered: the certificate went out. A handshake that fails after
+	// that, other than by time, failed at the program's end: OpenSSL's
+	// clients (curl, python) may send their alert in a way crypto/tls
+	// reads as "bad record MAC" rather than as the alert.
+	offered := false
+	conf = conf.Clone()
+	cert := conf.Certificates[0]
+	conf.Certificates = nil
+	conf.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+		offered = true
+		return &cert, nil
+	}
 	tc := tls.Server(&replayed{Conn: client, r: io.MultiReader(bytes.NewReader(first), client)}, conf)
 	client.SetDeadline(time.Now().Add(handshakeTimeout))
 	err = tc.Handshake()
 	client.SetDeadline(time.Time{})
 	if err != nil {
-		p.handshakeFailed(t, err)
+		p.handshakeFailed(t, err, offered)
 		client.Close()
 		server.Close()
 		return
@@ -118,8 +130,10 @@ func (c *replayed) Read(b []byte) (int, error) { return c.r.Read(b) }
 // connection dropped) is said in words of its own: the program pins
 // certificates or does not trust the run's authority, and no --allow
 // changes that.
-func (p *proxy) handshakeFailed(t target, err error) {
-	if refusedCert(err) {
+func (p *proxy) handshakeFailed(t target, err error, offered bool) {
+	var ne net.Error
+	timedOut := errors.As(err, &ne) && ne.Timeout()
+	if refusedCert(err) || offered && !timedOut {
 		var envs []string
 		for _, c := range p.creds.boundTo(t.Host) {
 			envs = append(envs, c.Env)
@@ -128,10 +142,9 @@ func (p *proxy) handshakeFailed(t target, err error) {
 		return
 	}
 	why := "failed"
-	var ne net.Error
 	var op *net.OpError
 	switch {
-	case errors.As(err, &ne) && ne.Timeout():
+	case timedOut:
 		why = "timed out"
 	case errors.As(err, &op) && op.Op == "remote error":
 		why = "ended by the program: " + op.Err.Error() // a TLS alert's name

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net"
@@ -60,9 +61,25 @@ func TestStatusRecord(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") }))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	// An HTTPS server (its certificate, for example.com, is its own CA),
+	// for a run with a credential bound to it.
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") }))
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	_, tlsPort, _ := net.SplitHostPort(tlsSrv.Listener.Addr().String())
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(dir, "upstream-ca.pem"), ca, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cred := "extends = \"default\"\n[network]\nmode = \"allowlist\"\nupstream_ca = \"" + filepath.Join(dir, "upstream-ca.pem") + "\"\n" +
+		"[[credential]]\nenv = \"GOLDEN_KEY\"\nhosts = [\"example.com\"]\nheader = \"x-key\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "cred.toml"), []byte(cred), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	seen := map[string]bool{}
 	var skipped []string
-	for _, e := range endings(dir, port) {
+	for _, e := range endings(dir, port, tlsPort) {
 		t.Run(e.name, func(t *testing.T) {
 			if e.skip != nil {
 				if why := e.skip(); why != "" {
@@ -98,8 +115,9 @@ func TestStatusRecord(t *testing.T) {
 }
 
 // endings is every way a run ends. dir holds the profiles and files they
-// use; port is a local HTTP server's, which the allowlist lets through.
-func endings(dir, port string) []ending {
+// use; port is a local HTTP server's, which the allowlist lets through,
+// tlsPort an HTTPS server's for example.com.
+func endings(dir, port, tlsPort string) []ending {
 	hog := "--ro-bind=" + filepath.Join(s.binDir, "hog") + ":/hog"
 	needCurl := func() string {
 		if _, err := exec.LookPath("curl"); err != nil {
@@ -216,6 +234,25 @@ func endings(dir, port string) []ending {
 			check: func(c *checker) {
 				c.want(len(c.st.Secrets) == 2 && c.st.Secrets["GOLDEN_KEY"] == "***" && c.st.Secrets["OTHER"] == "***", "secrets: both keys, ***")
 				c.want(!bytes.Contains(c.raw, []byte("golden-value")), "no secret value")
+			}},
+		{name: "credential bound", skip: needCurl,
+			flags: []string{"-p", filepath.Join(dir, "cred.toml"), "--allow", "example.com:" + tlsPort, "--allow", "api.test:" + port,
+				"--pin-host", "example.com=127.0.0.1", "--pin-host", "api.test=127.0.0.1",
+				"--secrets", filepath.Join(dir, "secrets.env"), "--credential", "GOLDEN_KEY@example.com"},
+			argv: []string{"sh", "-c", `curl -sS -m 10 -H "x-key: $GOLDEN_KEY" https://example.com:` + tlsPort + `/ && ` +
+				`curl -sS -m 10 --proxy http://127.0.0.1:3128 -H "x-key: $GOLDEN_KEY" http://api.test:` + port + `/`},
+			code: 0,
+			check: func(c *checker) {
+				c.want(len(c.st.Credentials) == 1 && c.st.Credentials[0].Env == "GOLDEN_KEY" && slices.Equal(c.st.Credentials[0].Hosts, []string{"example.com"}) &&
+					c.st.Credentials[0].Header == "x-key", "credentials: GOLDEN_KEY to example.com, header x-key")
+				c.want(strings.HasPrefix(c.st.CredentialCA, "sha256:"), "credential_ca")
+				c.want(len(c.st.Secrets) == 1 && c.st.Secrets["OTHER"] == "***", "secrets: the unbound key only")
+				u := c.st.CredentialUse
+				c.want(len(u) == 1 && u[0].Env == "GOLDEN_KEY" && u[0].Host == "example.com" && u[0].Requests == 1 && u[0].BytesDown > 0,
+					"credential_use: one request to example.com")
+				c.want(slices.Equal(c.st.CredentialMisuse, []jail.CredentialMisuse{{Env: "GOLDEN_KEY", Host: "api.test", Requests: 1}}),
+					"credential_misuse: the placeholder to api.test")
+				c.want(!bytes.Contains(c.raw, []byte("golden-value")) && !bytes.Contains(c.raw, []byte("jail-placeholder-")), "no value or placeholder")
 			}},
 		{name: "best-effort limits", skip: asTester, as: s.unpriv,
 			flags: []string{"-p", filepath.Join(dir, "nodeleg.toml"), "--limits-mode", "best-effort"}, argv: []string{"true"}, code: 0,

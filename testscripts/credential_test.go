@@ -1,0 +1,310 @@
+package testscripts
+
+// Credential injection end to end (issue 13): real jails, real curl,
+// python and node inside, a real HTTPS server (HTTP/1.1 and HTTP/2) on the
+// host with its own CA, trusted only through network.upstream_ca. The
+// server must see the real value; nothing in the jail, the record, the
+// audit log or `jail profile show` may hold it.
+
+import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"jail/jail"
+)
+
+// realValue is the secret; it must reach the server and nothing else.
+const realValue = "sk-real-4f1d9c2e7a-DO-NOT-LEAK"
+
+// seenRequest is what the upstream server saw of one request.
+type seenRequest struct {
+	Proto, Host, Auth, APIKey, Other string
+}
+
+// upstream is an HTTPS server (h2 and HTTP/1.1) with a certificate for
+// api.test and other.test from its own CA, and a plain HTTP one; both
+// log what they see.
+type upstream struct {
+	caFile           string
+	tlsPort, rawPort string
+	mu               sync.Mutex
+	seen             []seenRequest
+}
+
+func (u *upstream) requests() []seenRequest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]seenRequest(nil), u.seen...)
+}
+
+func startUpstream(t *testing.T, dir string) *upstream {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test upstream CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	leafDER, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(2), DNSNames: []string{"api.test", "other.test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, ca, &leafKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &upstream{caFile: filepath.Join(dir, "upstream-ca.pem")}
+	if err := os.WriteFile(u.caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		u.mu.Lock()
+		u.seen = append(u.seen, seenRequest{r.Proto, r.Host, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"), r.Header.Get("X-Other")})
+		u.mu.Unlock()
+		fmt.Fprintf(w, "%s ok\n", r.Proto)
+	})
+	listen := func() (net.Listener, string) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		return l, port
+	}
+	tl, tlsPort := listen()
+	rl, rawPort := listen()
+	u.tlsPort, u.rawPort = tlsPort, rawPort
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{leafDER}, PrivateKey: leafKey}},
+		NextProtos:   []string{"h2", "http/1.1"},
+	}}
+	go srv.ServeTLS(tl, "", "")
+	raw := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go raw.Serve(rl)
+	t.Cleanup(func() { srv.Close(); raw.Close() })
+	return u
+}
+
+// credentialRun runs sh -c script in a jail with EXAMPLE_API_KEY bound to
+// api.test, other.test allowed, and returns its output and record.
+func credentialRun(t *testing.T, dir string, u *upstream, script string, extra ...string) (stdout, stderr string, st jail.Status) {
+	t.Helper()
+	args := append([]string{"-p", filepath.Join(dir, "cred.toml"),
+		"--allow", "api.test:" + u.tlsPort, "--allow", "other.test:" + u.rawPort,
+		"--pin-host", "api.test=127.0.0.1", "--pin-host", "other.test=127.0.0.1",
+		"--secrets", filepath.Join(dir, "secrets"), "--credential", "EXAMPLE_API_KEY@api.test",
+		"--ro-bind", u.caFile + ":/upstream-ca.pem",
+		"--env", "TLS=" + u.tlsPort, "--env", "RAW=" + u.rawPort,
+		"--status-json", filepath.Join(dir, "st.json"), "--audit-log", filepath.Join(dir, "audit.log")},
+		extra...)
+	args = append(args, "--", "sh", "-c", script)
+	cmd := exec.Command(filepath.Join(s.binDir, "jail"), args...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", "EXAMPLE_API_KEY=" + realValue + "-from-host-env"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	timer := time.AfterFunc(90*time.Second, func() { cmd.Process.Kill() })
+	err := cmd.Run()
+	timer.Stop()
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
+	}
+	rec, err := os.ReadFile(filepath.Join(dir, "st.json"))
+	if err != nil {
+		t.Fatalf("no record: %v; stderr: %s", err, errb.String())
+	}
+	if err := json.Unmarshal(rec, &st); err != nil {
+		t.Fatalf("record: %v: %s", err, rec)
+	}
+	return out.String(), errb.String(), st
+}
+
+func credentialDir(t *testing.T) (string, *upstream) {
+	if os.Geteuid() != 0 {
+		t.Skip("allowlist mode opens /dev/net/tun, 0600 on this host: root only")
+	}
+	dir, err := os.MkdirTemp(s.workRoot, "cred-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	u := startUpstream(t, dir)
+	files := map[string]string{
+		"cred.toml": "extends = \"default\"\n[network]\nmode = \"allowlist\"\nupstream_ca = \"" + u.caFile + "\"\n",
+		"secrets":   "EXAMPLE_API_KEY=" + realValue + "\nPLAIN_SECRET=plain-value\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(dir, "cred.toml"), 0o644)
+	return dir, u
+}
+
+// The placeholder goes out from curl (HTTP/1.1 and HTTP/2), python's
+// urllib and node's https, trusting the run CA through the distribution
+// bundle and the variables, and the server receives the real value; a
+// second host receives the placeholder unchanged, and the record counts
+// that; nothing in the jail holds the real value.
+func TestCredentialInjection(t *testing.T) {
+	dir, u := credentialDir(t)
+	script := `
+unset HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy
+echo "placeholder: $EXAMPLE_API_KEY"
+echo "curl1: $(curl -sS -m 20 --http1.1 -H "Authorization: Bearer $EXAMPLE_API_KEY" https://api.test:$TLS/curl1)"
+echo "curl2: $(curl -sS -m 20 --http2 -H "x-api-key: $EXAMPLE_API_KEY" https://api.test:$TLS/curl2)"
+echo "proxied: $(curl -sS -m 20 --proxy http://127.0.0.1:3128 -H "Authorization: Bearer $EXAMPLE_API_KEY" https://api.test:$TLS/proxied)"
+python3 -c '
+import os, urllib.request
+r = urllib.request.Request("https://api.test:%s/py" % os.environ["TLS"], headers={"Authorization": "Bearer " + os.environ["EXAMPLE_API_KEY"]})
+print("python:", urllib.request.urlopen(r, timeout=20).read().decode().strip())'
+node -e '
+const https = require("https");
+https.get({host: "api.test", port: process.env.TLS, path: "/node", headers: {authorization: "Bearer " + process.env.EXAMPLE_API_KEY}},
+  r => { let b = ""; r.on("data", d => b += d); r.on("end", () => console.log("node: " + b.trim())); })
+  .on("error", e => console.log("node: " + e.message));'
+echo "misuse: $(curl -sS -m 20 --proxy http://127.0.0.1:3128 -H "Authorization: Bearer $EXAMPLE_API_KEY" http://other.test:$RAW/misuse)"
+echo "env: $(env | grep -c -F "$REAL")"
+echo "environ: $(cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep -c -F "$REAL")"
+echo "files: $(grep -r -l -s -F "$REAL" / --exclude-dir=proc --exclude-dir=sys --exclude-dir=usr | head -3)"
+echo "bundle: $(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt) $SSL_CERT_FILE"
+echo "plain: $PLAIN_SECRET"
+`
+	// $REAL is the value to look for, given so that the script itself
+	// does not hold it in a file: the jail's environment then would.
+	// Only its first half: a match on it is a match on the whole.
+	half := realValue[:len(realValue)/2]
+	out, stderr, st := credentialRun(t, dir, u, strings.ReplaceAll(script, `"$REAL"`, `"`+half+`"`))
+	t.Logf("stdout:\n%s\nstderr:\n%s", out, stderr)
+	want := []string{
+		`(?m)^placeholder: jail-placeholder-[0-9a-f]{32}$`,
+		`(?m)^curl1: HTTP/[12].[01] ok$`,
+		`(?m)^curl2: HTTP/2.0 ok$`,
+		`(?m)^proxied: HTTP/[12].[01] ok$`,
+		`(?m)^python: HTTP/[12].[01] ok$`,
+		`(?m)^node: HTTP/[12].[01] ok$`,
+		`(?m)^misuse: HTTP/1.1 ok$`,
+		`(?m)^env: 0$`, `(?m)^environ: 0$`, `(?m)^files: $`,
+		`(?m)^bundle: [0-9]{2,} /etc/ssl/certs/ca-certificates.crt$`,
+		`(?m)^plain: plain-value$`,
+	}
+	for _, re := range want {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("stdout lacks %s", re)
+		}
+	}
+	ph := regexp.MustCompile(`jail-placeholder-[0-9a-f]{32}`).FindString(out)
+	for _, r := range u.requests() {
+		switch {
+		case strings.Contains(r.Auth+r.APIKey, "from-host-env"):
+			t.Errorf("the host environment's value reached the server: %+v", r)
+		case strings.HasPrefix(r.Host, "api.test") && r.Auth != "Bearer "+realValue && r.APIKey != realValue:
+			t.Errorf("api.test got %+v, want the real value", r)
+		case strings.HasPrefix(r.Host, "other.test") && r.Auth != "Bearer "+ph:
+			t.Errorf("other.test got %+v, want the placeholder unchanged", r)
+		}
+	}
+	if len(u.requests()) != 6 {
+		t.Errorf("the server saw %d requests, want 6: %+v", len(u.requests()), u.requests())
+	}
+	sawH2 := false
+	for _, r := range u.requests() {
+		sawH2 = sawH2 || r.Proto == "HTTP/2.0" && r.APIKey == realValue
+	}
+	if !sawH2 {
+		t.Error("no HTTP/2 request reached the server with the value")
+	}
+
+	// The record: the binding, the CA, what went where; never the value.
+	if len(st.Credentials) != 1 || st.Credentials[0].Env != "EXAMPLE_API_KEY" || st.Credentials[0].Hosts[0] != "api.test" {
+		t.Errorf("record credentials %+v", st.Credentials)
+	}
+	if !regexp.MustCompile(`^sha256:[0-9a-f]{64}$`).MatchString(st.CredentialCA) {
+		t.Errorf("record credential_ca %q", st.CredentialCA)
+	}
+	if st.Secrets["PLAIN_SECRET"] != "***" || st.Secrets["EXAMPLE_API_KEY"] != "" {
+		t.Errorf("record secrets %v", st.Secrets)
+	}
+	rec, _ := os.ReadFile(filepath.Join(dir, "st.json"))
+	audit, _ := os.ReadFile(filepath.Join(dir, "audit.log"))
+	for name, b := range map[string][]byte{"record": rec, "audit log": audit, "stderr": []byte(stderr)} {
+		if bytes.Contains(b, []byte(realValue)) || bytes.Contains(b, []byte(ph)) {
+			t.Errorf("the %s holds the value or the placeholder", name)
+		}
+	}
+	for _, s := range []string{`"credential_use":[{"env":"EXAMPLE_API_KEY","host":"api.test","requests":5`, `"credential_misuse":[{"env":"EXAMPLE_API_KEY","host":"other.test","requests":1}]`} {
+		if !bytes.Contains(rec, []byte(s)) {
+			t.Errorf("record lacks %s:\n%s", s, rec)
+		}
+	}
+}
+
+// A program that trusts only its own roots (it pins) fails with its own
+// TLS error, and jail's stderr says the host was intercepted; a second
+// run gets a new placeholder and CA, and the plan, which held the value
+// and the CA's key, was never cached.
+func TestCredentialPinnedAndPerRun(t *testing.T) {
+	dir, u := credentialDir(t)
+	script := `unset HTTPS_PROXY https_proxy
+echo "placeholder: $EXAMPLE_API_KEY"
+curl -sS -m 20 --cacert /upstream-ca.pem -H "Authorization: Bearer $EXAMPLE_API_KEY" https://api.test:$TLS/pinned; echo "pinned: exit $?"`
+	out1, stderr, st1 := credentialRun(t, dir, u, script)
+	if !regexp.MustCompile(`(?m)^pinned: exit [1-9][0-9]*$`).MatchString(out1) {
+		t.Errorf("curl pinned to the upstream CA did not fail:\n%s", out1)
+	}
+	if !regexp.MustCompile(`(?m)^jail: network: api.test:[0-9]+ was intercepted to inject EXAMPLE_API_KEY`).MatchString(stderr) {
+		t.Errorf("stderr does not say the host was intercepted:\n%s", stderr)
+	}
+	for _, r := range u.requests() {
+		t.Errorf("the server saw a request: %+v", r)
+	}
+	out2, _, st2 := credentialRun(t, dir, u, script)
+	ph := regexp.MustCompile(`jail-placeholder-[0-9a-f]{32}`)
+	if a, b := ph.FindString(out1), ph.FindString(out2); a == "" || a == b {
+		t.Errorf("placeholders %q and %q: want a new one per run", a, b)
+	}
+	if st1.CredentialCA == st2.CredentialCA || st2.PlanCached {
+		t.Errorf("CA %s then %s, plan cached %v: want a new CA per run, never a cached plan", st1.CredentialCA, st2.CredentialCA, st2.PlanCached)
+	}
+}
+
+// `jail profile show` prints the binding with *** for the value.
+func TestCredentialProfileShow(t *testing.T) {
+	dir, _ := credentialDir(t)
+	out, err := exec.Command(filepath.Join(s.binDir, "jail"), "profile", "show", "-p", filepath.Join(dir, "cred.toml"),
+		"--allow", "api.test", "--secrets", filepath.Join(dir, "secrets"), "--credential", "EXAMPLE_API_KEY@api.test").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if !bytes.Contains(out, []byte("[[credential]]\nenv = \"EXAMPLE_API_KEY\" # value: *** (from the secrets file)\nhosts = [\"api.test\"]")) ||
+		bytes.Contains(out, []byte(realValue)) {
+		t.Errorf("profile show:\n%s", out)
+	}
+}
