@@ -142,6 +142,15 @@ func Main(args []string) {
 	if err != nil {
 		fail(report, fmt.Errorf("configuration: %w", err))
 	}
+	// The helper holds real credential values and the run CA's key: no
+	// core dump may write them out, and no process of the same uid (an
+	// unprivileged caller's other programs, or another jail's helper)
+	// may ptrace it or read its memory through /proc.
+	if creds != nil {
+		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+			fail(report, fmt.Errorf("not dumpable: %w", err))
+		}
+	}
 	local, err := hostAddrs()
 	if err != nil {
 		fail(report, err)
@@ -158,6 +167,10 @@ func Main(args []string) {
 	// signal, so it is set again; the lifeline, watched from now on,
 	// covers a runner that died before.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
+	if creds != nil {
+		// Again: a uid change resets it to the host's suid_dumpable.
+		unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	}
 	go func() {
 		var b [1]byte
 		lifeline.Read(b[:]) // EOF, or an error: the runner is gone

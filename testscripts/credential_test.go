@@ -27,6 +27,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -306,5 +307,46 @@ func TestCredentialProfileShow(t *testing.T) {
 	if !bytes.Contains(out, []byte("[[credential]]\nenv = \"EXAMPLE_API_KEY\" # value: *** (from the secrets file)\nhosts = [\"api.test\"]")) ||
 		bytes.Contains(out, []byte(realValue)) {
 		t.Errorf("profile show:\n%s", out)
+	}
+}
+
+// The helper holds the real value and the CA's key: it is not dumpable,
+// so its /proc files belong to root, not to the uid it runs as, and no
+// process of that uid may ptrace it or read its memory.
+func TestCredentialHelperNotDumpable(t *testing.T) {
+	dir, u := credentialDir(t)
+	marker := fmt.Sprintf("marker-dumpable-%d", time.Now().UnixNano())
+	done := make(chan string, 1)
+	go func() {
+		out, _, _ := credentialRun(t, dir, u, `curl -sS -m 20 https://api.test:$TLS/x; sleep 3; echo `+marker)
+		done <- out
+	}()
+	var helper int
+	for deadline := time.Now().Add(10 * time.Second); helper == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		for _, parent := range procsHolding(marker) {
+			for _, c := range childrenOf(parent) {
+				if argv0(c) == "jail-proxy" {
+					helper = c
+				}
+			}
+		}
+	}
+	if helper == 0 {
+		t.Fatal("no network helper found")
+	}
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", helper))
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := regexp.MustCompile(`(?m)^Uid:\s+(\d+)`).FindSubmatch(status)
+	var st syscall.Stat_t
+	if err := syscall.Stat(fmt.Sprintf("/proc/%d/mem", helper), &st); err != nil {
+		t.Fatal(err)
+	}
+	if uid == nil || string(uid[1]) == "0" || st.Uid != 0 {
+		t.Errorf("helper runs as uid %s, its /proc/PID/mem belongs to %d: want a non-root helper whose mem is root's (not dumpable)", uid, st.Uid)
+	}
+	if out := <-done; !strings.Contains(out, "HTTP/2.0 ok") {
+		t.Errorf("the request through the helper failed: %q", out)
 	}
 }
