@@ -199,6 +199,12 @@ func TestForwardBoundary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The helper's configuration (credential values, the run CA's
+		// key) is the runner's alone: the init stage reads it empty.
+		if f.Plan.NetConfig != "" {
+			t.Errorf("%s: the init stage read the helper's configuration %q", cfg.Profile, f.Plan.NetConfig)
+		}
+		f.Plan.NetConfig = direct.NetConfig
 		diffViews(t, cfg.Profile+" forwarded", f.Plan, direct)
 		// The kept host variables the plan does not set, in the plan's
 		// order, then the plan's own.

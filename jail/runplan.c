@@ -219,10 +219,26 @@ static void put_env(struct wire_out *w, const struct run_plan *p, char **environ
 	}
 }
 
+/* put_plan writes the plan as wire_put_bytes would, but for the network
+ * helper's configuration, which goes empty: it holds bound credentials'
+ * real values and the run CA's key, and is the runner's alone. The init
+ * stage, the jail's PID 1 and the command (until its exec) never hold it. */
+static void put_plan(struct wire_out *w, const struct run_plan *p)
+{
+	const unsigned char *cfg = (const unsigned char *)p->net_config;
+	size_t n = strlen(p->net_config), at = (size_t)(cfg - p->raw);
+	/* The string is [u32 n][n bytes][NUL] at at - 4; it becomes [u32 0][NUL]. */
+	wire_put_u32(w, (uint32_t)(p->raw_len - n));
+	wire_put(w, p->raw, at - 4);
+	wire_put_u32(w, 0);
+	wire_put(w, cfg + n, p->raw_len - at - n);
+	wire_put(w, "", 1);
+}
+
 /* put_body writes what the frame's length counts: the plan, the tail. */
 static void put_body(struct wire_out *w, const struct run_plan *p, char **argv, char **environ_, uint32_t umask)
 {
-	wire_put_bytes(w, (const char *)p->raw, p->raw_len);
+	put_plan(w, p);
 	uint32_t argc = 0;
 	while (argv[argc])
 		argc++;

@@ -124,7 +124,15 @@ func (l *oneConn) Addr() net.Addr { return l.c.LocalAddr() }
 
 // dial is the transport's: the connection the policy dialed for the
 // jail's first, then new ones through the same policy.
-func (s *session) dial(context.Context, string, string) (net.Conn, error) {
+func (s *session) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	// A token per connection open, across sessions; a request that
+	// waits for one gives up with its client.
+	select {
+	case s.p.upstreams <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	release := sync.OnceFunc(func() { <-s.p.upstreams })
 	s.mu.Lock()
 	c := s.server
 	s.server = nil
@@ -136,10 +144,16 @@ func (s *session) dial(context.Context, string, string) (net.Conn, error) {
 	if c == nil {
 		var err error
 		if c, _, err = s.p.dial(s.t.Host, s.t.Port); err != nil {
+			release()
 			return nil, err
 		}
 	}
-	return &countedConn{Conn: c, p: s.p, a: s.p.track(s.t)}, nil
+	if err := ctx.Err(); err != nil { // the client went while it dialed
+		c.Close()
+		release()
+		return nil, err
+	}
+	return &countedConn{Conn: c, p: s.p, a: s.p.track(s.t), release: release}, nil
 }
 
 // ServeHTTP forwards one request of the jail's to the real server, with
@@ -177,6 +191,9 @@ func (s *session) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme = "https"
 			pr.Out.URL.Host = s.authority
+			// userinfo in an absolute-form target: Go's Transport would
+			// make it an Authorization header of its own.
+			pr.Out.URL.User = nil
 			s.p.noteMisuse(s.t.Host, pr.Out.Header, pr.In.RequestURI)
 			if sub := substitute(pr.Out.Header, s.bound); len(sub) > 0 {
 				used = s.p.credUsed(sub, s.t.Host)
@@ -235,20 +252,25 @@ func certProblem(err error) string {
 	return "not valid"
 }
 
-// substitute replaces, in h's values, each placeholder of bound by its
-// value (only in its header, when it names one), and returns the
-// credentials it replaced.
+// substitute puts each bound credential's value in place of its
+// placeholder in h, and returns the credentials it put in. Only in the
+// header the binding names, or, naming none, in a header meant for a
+// credential (keyHeader); and only where the placeholder is the whole
+// value or the credential after an auth scheme ("Bearer PLACEHOLDER").
+// Elsewhere it goes unchanged: a server that echoes a header it did not
+// expect ("no such organization: ...") would hand the value back to the
+// jail.
 func substitute(h http.Header, bound []*Credential) []*Credential {
 	var used []*Credential
 	for _, c := range bound {
 		hit := false
 		for k, vs := range h {
-			if c.Header != "" && !strings.EqualFold(k, c.Header) {
+			if c.Header != "" && !strings.EqualFold(k, c.Header) || c.Header == "" && !keyHeader(k) {
 				continue
 			}
 			for i, v := range vs {
-				if strings.Contains(v, c.Placeholder) {
-					vs[i] = strings.ReplaceAll(v, c.Placeholder, c.Value)
+				if nv, ok := inPlace(v, c.Placeholder, c.Value); ok {
+					vs[i] = nv
 					hit = true
 				}
 			}
@@ -258,6 +280,36 @@ func substitute(h http.Header, bound []*Credential) []*Credential {
 		}
 	}
 	return used
+}
+
+// keyHeader reports whether a header is named as the ones APIs take a
+// key in: Authorization, and names ending in key, token, secret or auth
+// (X-Api-Key, Api-Key, X-Goog-Api-Key, Private-Token, X-Auth-Token).
+func keyHeader(name string) bool {
+	n := strings.ToLower(name)
+	if n == "authorization" {
+		return true
+	}
+	for _, w := range []string{"key", "apikey", "token", "secret", "auth"} {
+		if n == w || strings.HasSuffix(n, "-"+w) {
+			return true
+		}
+	}
+	return false
+}
+
+// inPlace returns v with value for placeholder when the placeholder is
+// all of v or the one word after a scheme; ok false otherwise.
+func inPlace(v, placeholder, value string) (string, bool) {
+	t := strings.TrimSpace(v)
+	if t == placeholder {
+		return value, true
+	}
+	scheme, rest, found := strings.Cut(t, " ")
+	if found && scheme != "" && strings.TrimSpace(rest) == placeholder {
+		return scheme + " " + value, true
+	}
+	return "", false
 }
 
 // noteMisuse counts each placeholder a request to host carries, in its
@@ -306,8 +358,15 @@ func (b *countedBody) Read(p []byte) (int, error) {
 // the record's network_allowed as they pass.
 type countedConn struct {
 	net.Conn
-	p *proxy
-	a *allowedStat
+	p       *proxy
+	a       *allowedStat
+	release func() // its upstreams token
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.release()
+	return err
 }
 
 func (c *countedConn) Read(b []byte) (int, error) {

@@ -103,6 +103,11 @@ const (
 const (
 	maxHeader  = 64 << 10 // a request line and headers
 	maxConns   = 256      // open through the two proxies together
+	// maxUpstreams bounds the connections intercepted sessions hold to
+	// real servers, all together: an HTTP/1.1 server takes one per
+	// request at once, and 256 jail connections of 32 requests each
+	// would be 8192, past the helper's descriptors.
+	maxUpstreams = 256
 	maxFiles   = 4096     // the helper's descriptors (RLIMIT_NOFILE)
 	maxEntries = 256      // distinct refusals and destinations recorded
 	memLimit   = 256 << 20
@@ -117,6 +122,13 @@ const (
 // most once a second and at the end. It never returns.
 func Main(args []string) {
 	debug.SetMemoryLimit(memLimit)
+	// Before the configuration is read: the helper may hold real
+	// credential values and the run CA's key, which no core dump may
+	// write out and no process of its uid (an unprivileged caller's
+	// other programs) may read by ptrace or /proc/PID/mem.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fail(os.NewFile(fdReport, "report"), fmt.Errorf("not dumpable: %w", err))
+	}
 	// Non-blocking, so the netpoller waits on it rather than a thread of
 	// its own: the proxy's threads count against the jail's pids limit.
 	unix.SetNonblock(fdLifeline, true)
@@ -142,15 +154,6 @@ func Main(args []string) {
 	if err != nil {
 		fail(report, fmt.Errorf("configuration: %w", err))
 	}
-	// The helper holds real credential values and the run CA's key: no
-	// core dump may write them out, and no process of the same uid (an
-	// unprivileged caller's other programs, or another jail's helper)
-	// may ptrace it or read its memory through /proc.
-	if creds != nil {
-		if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-			fail(report, fmt.Errorf("not dumpable: %w", err))
-		}
-	}
 	local, err := hostAddrs()
 	if err != nil {
 		fail(report, err)
@@ -167,10 +170,8 @@ func Main(args []string) {
 	// signal, so it is set again; the lifeline, watched from now on,
 	// covers a runner that died before.
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
-	if creds != nil {
-		// Again: a uid change resets it to the host's suid_dumpable.
-		unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
-	}
+	// Again: a uid change resets it to the host's suid_dumpable.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	go func() {
 		var b [1]byte
 		lifeline.Read(b[:]) // EOF, or an error: the runner is gone
@@ -279,6 +280,9 @@ type proxy struct {
 	local map[netip.Addr]bool
 	// conns holds a token for each connection the two proxies serve.
 	conns chan struct{}
+	// upstreams holds a token for each connection to a real server an
+	// intercepted session has open (maxUpstreams).
+	upstreams chan struct{}
 	// creds is the run's bindings, nil when it has none.
 	creds *credentials
 
@@ -306,7 +310,7 @@ type allowedStat struct {
 
 func newProxy(cfg Config, out *os.File) *proxy {
 	return &proxy{cfg: cfg, out: out, dialer: &net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
-		conns:  make(chan struct{}, maxConns),
+		conns: make(chan struct{}, maxConns), upstreams: make(chan struct{}, maxUpstreams),
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
 

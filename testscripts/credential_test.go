@@ -350,3 +350,77 @@ func TestCredentialHelperNotDumpable(t *testing.T) {
 		t.Errorf("the request through the helper failed: %q", out)
 	}
 }
+
+// No process of the jail holds the real value or the CA's key in its
+// memory: not its PID 1, which once had the whole plan, nor the command.
+// Only jail's runner and its network helper, outside, do.
+func TestCredentialNotInJailMemory(t *testing.T) {
+	dir, u := credentialDir(t)
+	marker := fmt.Sprintf("marker-memory-%d", time.Now().UnixNano())
+	done := make(chan string, 1)
+	go func() {
+		out, _, _ := credentialRun(t, dir, u, `curl -sS -m 20 https://api.test:$TLS/x; sleep 3; echo `+marker)
+		done <- out
+	}()
+	var jailProcs []int
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		jailProcs = nil
+		proxied := false
+		for _, runner := range procsHolding(marker) {
+			var walk func(pid int)
+			walk = func(pid int) {
+				for _, c := range childrenOf(pid) {
+					if argv0(c) == "jail-proxy" {
+						proxied = true
+						continue
+					}
+					jailProcs = append(jailProcs, c)
+					walk(c)
+				}
+			}
+			walk(runner)
+		}
+		if proxied && len(jailProcs) >= 2 { // PID 1 and the command, once the request went out
+			break
+		}
+	}
+	if len(jailProcs) < 2 {
+		t.Fatalf("found the jail's processes %v, want its PID 1 and the command", jailProcs)
+	}
+	for _, pid := range jailProcs {
+		for _, needle := range []string{realValue, `"ca_key"`} {
+			if n := memCount(t, pid, needle); n > 0 {
+				t.Errorf("process %d (%s) holds %q %d times in its memory", pid, comm(pid), needle, n)
+			}
+		}
+	}
+	<-done
+}
+
+// memCount counts needle in the readable memory of pid (root reads any).
+func memCount(t *testing.T, pid int, needle string) int {
+	maps, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		return 0 // gone
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	n := 0
+	for _, line := range strings.Split(string(maps), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 || f[1][0] != 'r' || strings.HasSuffix(line, "[vvar]") || strings.HasSuffix(line, "[vsyscall]") {
+			continue
+		}
+		var lo, hi uint64
+		if _, err := fmt.Sscanf(f[0], "%x-%x", &lo, &hi); err != nil || hi-lo > 1<<30 {
+			continue
+		}
+		b := make([]byte, hi-lo)
+		k, _ := mem.ReadAt(b, int64(lo))
+		n += bytes.Count(b[:k], []byte(needle))
+	}
+	return n
+}
