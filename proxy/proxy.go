@@ -101,16 +101,16 @@ const (
 // Bounds on what a jail can make the proxy hold: it runs outside the
 // jail's namespaces, in its cgroup.
 const (
-	maxHeader  = 64 << 10 // a request line and headers
-	maxConns   = 256      // open through the two proxies together
+	maxHeader = 64 << 10 // a request line and headers
+	maxConns  = 256      // open through the two proxies together
 	// maxUpstreams bounds the connections intercepted sessions hold to
 	// real servers, all together: an HTTP/1.1 server takes one per
 	// request at once, and 256 jail connections of 32 requests each
 	// would be 8192, past the helper's descriptors.
 	maxUpstreams = 256
-	maxFiles   = 4096     // the helper's descriptors (RLIMIT_NOFILE)
-	maxEntries = 256      // distinct refusals and destinations recorded
-	memLimit   = 256 << 20
+	maxFiles     = 4096 // the helper's descriptors (RLIMIT_NOFILE)
+	maxEntries   = 256  // distinct refusals and destinations recorded
+	memLimit     = 256 << 20
 	// A recorded name and reason, in bytes: with maxEntries of each
 	// kind a report line stays under the 256 KiB the runner reads.
 	maxName   = 253
