@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"jail/jail"
+	"jail/plancache"
 )
 
 // realValue is the secret; it must reach the server and nothing else.
@@ -294,6 +295,25 @@ curl -sS -m 20 --cacert /upstream-ca.pem -H "Authorization: Bearer $EXAMPLE_API_
 	if st1.CredentialCA == st2.CredentialCA || st2.PlanCached {
 		t.Errorf("CA %s then %s, plan cached %v: want a new CA per run, never a cached plan", st1.CredentialCA, st2.CredentialCA, st2.PlanCached)
 	}
+	// The CA's key was only ever in memory: nothing jail keeps on disk
+	// (its state: plan cache, compiled filters, sessions) holds it, the
+	// value or a placeholder, after the runs.
+	state := plancache.StateDir()
+	filepath.WalkDir(state, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil
+		}
+		for _, needle := range []string{`"ca_key"`, "PRIVATE KEY", realValue, ph.FindString(out1), ph.FindString(out2)} {
+			if bytes.Contains(b, []byte(needle)) {
+				t.Errorf("%s holds %q", path, needle)
+			}
+		}
+		return nil
+	})
 }
 
 // `jail profile show` prints the binding with *** for the value.
