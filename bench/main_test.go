@@ -199,7 +199,7 @@ func TestRunWithStandIn(t *testing.T) {
 		t.Fatalf("run = %v, want the stand-in's network figures failed\n%s", err, out.String())
 	}
 	for _, want := range []string{"kernel", "fakejail (stand-in", "ratio jail/bwrap of the medians", "ratio jail/bwrap of calls/s", "--unshare-all",
-		"ratio jail-allowlist/jail of calls/s", "jail-stack     FAILED", "jail-intercept FAILED", "figures that could not be measured:", "download (jail-stack): exit status 6"} {
+		"ratio jail-allowlist/jail of calls/s", "jail-stack     FAILED", "jail-intercept FAILED", "jail-uncached  FAILED", "figures that could not be measured:", "download (jail-stack): exit status 6"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -220,7 +220,7 @@ func TestRunWithStandIn(t *testing.T) {
 	}
 	d, h := rep.Network.Download, rep.Network.HTTPS
 	if len(d.Paths) != 2 || len(d.Paths[0].Samples) != 1 || d.Paths[0].Median <= 0 || d.Paths[1].Error == "" ||
-		len(h.Paths) != 3 || len(h.Paths[0].Samples) != 1 || h.Paths[1].Error == "" || h.Paths[2].Error == "" || len(rep.Failed) != 3 {
+		len(h.Paths) != 4 || len(h.Paths[0].Samples) != 1 || h.Paths[1].Error == "" || h.Paths[3].Error == "" || len(rep.Failed) != 4 {
 		t.Errorf("JSON network figures: %+v, failed %q", rep.Network, rep.Failed)
 	}
 }

@@ -55,7 +55,7 @@ func (p *proxy) newSession(t target, server net.Conn, dialed time.Time) *session
 		DialContext: s.dial,
 		// Verified against the host's roots and network.upstream_ca,
 		// as the name: what the jail would have checked.
-		TLSClientConfig:        &tls.Config{RootCAs: p.creds.roots, ServerName: t.Host, MinVersion: tls.VersionTLS12},
+		TLSClientConfig:        &tls.Config{RootCAs: p.creds.roots(), ServerName: t.Host, MinVersion: tls.VersionTLS12},
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    10 * time.Second,
 		IdleConnTimeout:        30 * time.Second,

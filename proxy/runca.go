@@ -35,8 +35,9 @@ type credentials struct {
 	ca    *x509.Certificate
 	key   crypto.Signer
 	// roots verify the real servers of intercepted hosts: the host's
-	// system roots and network.upstream_ca.
-	roots *x509.CertPool
+	// system roots and network.upstream_ca. Parsing the system's takes
+	// ~15 ms, so it is done once, apart from answering the jail.
+	roots func() *x509.CertPool
 
 	mu sync.Mutex
 	// servers is each intercepted host's TLS configuration, its
@@ -91,16 +92,23 @@ func newCredentials(cfg Config) (*credentials, error) {
 		return nil, errors.New("the run's certificate authority's key is not its certificate's")
 	}
 	c.ca, c.key = ca, key
-	roots, err := x509.SystemCertPool()
-	if err != nil {
-		// Verified against network.upstream_ca alone; with none, every
-		// interception answers 502 and says why.
-		roots = x509.NewCertPool()
-	}
-	if len(cfg.UpstreamCA) > 0 && !roots.AppendCertsFromPEM(cfg.UpstreamCA) {
+	if len(cfg.UpstreamCA) > 0 && !x509.NewCertPool().AppendCertsFromPEM(cfg.UpstreamCA) {
 		return nil, errors.New("upstream_ca: no PEM certificate in it")
 	}
-	c.roots = roots
+	upstream := cfg.UpstreamCA
+	c.roots = sync.OnceValue(func() *x509.CertPool {
+		roots, err := x509.SystemCertPool()
+		if err != nil {
+			// Verified against network.upstream_ca alone; with none,
+			// every interception answers 502 and says why.
+			roots = x509.NewCertPool()
+		}
+		roots.AppendCertsFromPEM(upstream)
+		return roots
+	})
+	// Read while the jail still looks the name up, not before the
+	// helper answers it.
+	go c.roots()
 	c.rec = newCredRecord(c.all)
 	return c, nil
 }
