@@ -42,6 +42,10 @@ type session struct {
 	dialed   time.Time
 	handlers int
 	idle     *sync.Cond // handlers fell to 0
+	// done is closed when the session ends: a dial still waiting for an
+	// upstream token gives up (the Transport's dials outlive the
+	// requests that caused them).
+	done chan struct{}
 }
 
 func (p *proxy) newSession(t target, server net.Conn, dialed time.Time) *session {
@@ -51,6 +55,7 @@ func (p *proxy) newSession(t target, server net.Conn, dialed time.Time) *session
 		s.authority = net.JoinHostPort(t.Host, strconv.Itoa(int(t.Port)))
 	}
 	s.idle = sync.NewCond(&s.mu)
+	s.done = make(chan struct{})
 	s.tr = &http.Transport{
 		DialContext: s.dial,
 		// Verified against the host's roots and network.upstream_ca,
@@ -96,6 +101,7 @@ func (s *session) serve(tc *tls.Conn) {
 	server := s.server
 	s.server = nil
 	s.mu.Unlock()
+	close(s.done)
 	s.tr.CloseIdleConnections()
 	if server != nil {
 		server.Close()
@@ -125,12 +131,20 @@ func (l *oneConn) Addr() net.Addr { return l.c.LocalAddr() }
 // dial is the transport's: the connection the policy dialed for the
 // jail's first, then new ones through the same policy.
 func (s *session) dial(ctx context.Context, _, _ string) (net.Conn, error) {
-	// A token per connection open, across sessions; a request that
-	// waits for one gives up with its client.
+	// A token per connection open, across sessions. The Transport dials
+	// apart from the request that asked (its ctx ends only with the
+	// session), so a dial waits at most tokenWait: one its request gave
+	// up on does not queue for long ahead of live ones.
+	wait := time.NewTimer(tokenWait)
+	defer wait.Stop()
 	select {
 	case s.p.upstreams <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	case <-s.done:
+		return nil, net.ErrClosed
+	case <-wait.C:
+		return nil, errors.New("too many connections to real servers at once")
 	}
 	release := sync.OnceFunc(func() { <-s.p.upstreams })
 	s.mu.Lock()

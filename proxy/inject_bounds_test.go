@@ -65,6 +65,21 @@ func TestUpstreamsBounded(t *testing.T) {
 	if _, err := s.dial(ctx, "tcp", "api.test:443"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("a dial past the bound: %v, want it to wait and give up", err)
 	}
+	// The Transport's dials are not its requests': one still waiting
+	// ends with the session.
+	s.done = make(chan struct{})
+	ended := make(chan error, 1)
+	go func() { _, err := s.dial(context.Background(), "tcp", "api.test:443"); ended <- err }()
+	time.Sleep(50 * time.Millisecond)
+	close(s.done)
+	select {
+	case err := <-ended:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("a waiting dial at the session's end: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(tokenWait / 2):
+		t.Error("a waiting dial outlived its session")
+	}
 	c.Close()
 	c.Close() // a second Close frees nothing more
 	if len(p.upstreams) != maxUpstreams-1 {

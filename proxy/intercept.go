@@ -32,6 +32,9 @@ const (
 	// the jail's is used for its first request: older, the server may
 	// have dropped it, unused, and a new one is dialed.
 	preDialedFresh = 5 * time.Second
+	// tokenWait bounds how long a connection to a real server waits for
+	// a place among maxUpstreams.
+	tokenWait = 5 * time.Second
 )
 
 // intercept serves a connection to a host a credential is bound to
