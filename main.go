@@ -83,6 +83,7 @@ func newApp(started time.Time, command []string) *cli.App {
 			auditCommand(),
 			shCommand(),
 			checkCommand(),
+			setupCommand(),
 			versionCommand(),
 		},
 	}

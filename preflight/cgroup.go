@@ -8,10 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/sys/mountinfo"
-
 	"jail/cgroup"
 	"jail/jail"
+	"jail/setup"
 )
 
 // builtinLimits are the cgroup limits of the built-in profiles.
@@ -33,6 +32,9 @@ func cgroups() Result {
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), cgroup.ErrUnavailable.Error()+": ")
 		r.Detail, r.Fix, _ = strings.Cut(msg, "; fix: ")
+		if host.Version == cgroup.V1 && os.Geteuid() != 0 && strings.Contains(r.Fix, "delegate") {
+			r.Fix += fmt.Sprintf(" (`jail setup --user %d` as root does it)", os.Geteuid())
+		}
 		r.Fix += `; or run with --limits-mode best-effort (rlimit stand-ins, reported as such)`
 		return r
 	}
@@ -85,9 +87,10 @@ func kind(h cgroup.Host) string {
 
 // cgroupAttach reports whether moving a process into a cgroup is cheap:
 // without favordynmods it waits for an RCU grace period (on an idle host
-// here, 1 to 11 ms; with it, 0.5 ms). On v1 jail moves every run's init
+// here, up to ~16 ms; with it, 0.5 ms), which an agent's calls, spaced by
+// the model's thinking, pay every time. On v1 jail moves every run's init
 // stage; on v2 it starts it inside (CLONE_INTO_CGROUP), which does not
-// wait, so only v1 hosts are told.
+// wait, so only v1 hosts are told. `jail setup` switches it on.
 func cgroupAttach() Result {
 	r := Result{Name: "cgroup attach speed", Optional: true}
 	host, err := cgroup.Detect()
@@ -99,20 +102,14 @@ func cgroupAttach() Result {
 		}
 		return r
 	}
-	mounts, err := mountinfo.GetMounts(func(m *mountinfo.Info) (skip, stop bool) {
-		return m.FSType != "cgroup" && m.FSType != "cgroup2", false
-	})
-	if err == nil {
-		for _, m := range mounts {
-			if strings.Contains(","+m.VFSOptions+",", ",favordynmods,") {
-				r.OK = true
-				r.Detail = "favordynmods is on (" + m.Mountpoint + "): moving a run into its cgroup does not wait for an RCU grace period"
-				return r
-			}
-		}
+	if on, err := setup.FavorDynModsOn("/proc/self/mountinfo"); err == nil && on != "" {
+		r.OK = true
+		r.Detail = "favordynmods is on (" + on + "): moving a run into its cgroup does not wait for an RCU grace period"
+		return r
 	}
-	r.Detail = "cgroup v1 without favordynmods: moving each run into its cgroup waits for an RCU grace period (1-11 ms on an idle host)"
-	r.Fix = "as root: mkdir -p /run/cgroup-favordynmods && mount -t cgroup -o none,name=favordynmods,favordynmods cgroup /run/cgroup-favordynmods " +
-		"(the setting is global and lasts until reboot; forks and exits get a little slower, attaches ~0.5 ms)"
+	r.Detail = "cgroup v1 without favordynmods: every run waits for an RCU grace period as it moves into its cgroup, " +
+		"up to ~16 ms per call after idle time (an agent's calls, spaced by its thinking, pay it each time; ~0.5 ms with favordynmods)"
+	r.Fix = "run `jail setup` as root: it switches favordynmods on (global, until reboot; forks and exits get a little slower); by hand: " +
+		setup.FavorDynModsCommand(setup.FavorDir)
 	return r
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"syscall"
+
+	"jail/setup"
 )
 
 // userNamespaces checks the knobs that are known to refuse user namespaces,
@@ -23,7 +25,7 @@ func userNamespaces() Result {
 		r.Fix = "sysctl -w kernel.unprivileged_userns_clone=1, or run jail as root"
 		return r
 	}
-	apparmor, _ := sysctl("kernel/apparmor_restrict_unprivileged_userns")
+	apparmor := setup.RestrictsUserns("/proc/sys")
 	err := tryUserns()
 	if err == nil {
 		r.OK = true
@@ -32,9 +34,9 @@ func userNamespaces() Result {
 	}
 	r.Detail = fmt.Sprintf("creating one failed: %v", err)
 	switch {
-	case apparmor == 1 && !root:
+	case apparmor && !root:
 		r.Detail += " (kernel.apparmor_restrict_unprivileged_userns is 1)"
-		r.Fix = "allow jail in AppArmor (a profile for its path with the `userns,` rule) or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
+		r.Fix = "run `jail setup` as root: it allows jail in AppArmor (a profile for its path with the `userns,` rule); or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
 	case seccompFiltered():
 		r.Detail += " (this process runs under a seccomp filter, as in a container)"
 		r.Fix = "run the container with a seccomp profile that allows unshare/clone of user namespaces (docker: --security-opt seccomp=unconfined), or run jail on the host"

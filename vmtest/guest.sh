@@ -378,6 +378,37 @@ if [ $rc = 0 ] && [ ! -d $CG/jail/r999999999-1 ]; then pass "a dead runner's emp
 	rmdir $CG/jail/r999999999-1 2>/dev/null
 fi
 
+section "jail setup"
+# The one-time host setup, for real: on v2 favordynmods does not apply
+# (runs start inside their cgroup), nor does root's delegation (an
+# unprivileged caller's runs go under its own cgroup, which systemd
+# delegates), and this VM has no AppArmor. So it changes nothing, says so
+# step by step, and a second run says the same.
+host_state() {
+	cat /proc/self/mountinfo
+	find $CG -type d | sort
+	ls -la /run /etc/apparmor.d 2>&1
+}
+host_state >$W/setup.before
+run setup1 $J setup --user tester
+rc1=$rc
+run setup2 $J setup --user tester
+host_state >$W/setup.after
+if [ $rc1 = 0 ] && [ $rc = 0 ] && has '^favordynmods: does not apply: on cgroup v2' $W/setup1.out &&
+	has '^delegation: does not apply: on cgroup v2' $W/setup1.out && has '^apparmor: does not apply' $W/setup1.out &&
+	[ "$(wc -l <$W/setup1.out)" = 3 ] && ! [ -s $W/setup1.err ] && cmp -s $W/setup1.out $W/setup2.out &&
+	cmp -s $W/setup.before $W/setup.after; then
+	pass "jail setup on v2: every step does not apply, nothing changed, twice: $(tr '\n' '|' <$W/setup1.out | cut -c1-160)"
+else
+	fail "jail setup on v2 (want exit 0, three 'does not apply' lines, the same twice, the host unchanged)"
+	rc2=$rc
+	rc=$rc1
+	show setup1
+	rc=$rc2
+	show setup2
+	diff $W/setup.before $W/setup.after | sed 's/^/     changed: /'
+fi
+
 # --- tester, delegated --------------------------------------------------------
 
 who=tester
