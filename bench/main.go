@@ -385,10 +385,16 @@ func kernelRelease() string {
 
 // version runs `exe arg` and returns the first line it prints, or why it
 // gave none. It gives up after 5 s.
-func version(exe, arg string) string {
+func version(exe, arg string) string { return versionWith(nil, exe, arg) }
+
+// versionWith is version with env added to the environment.
+func versionWith(env []string, exe, arg string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, arg)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.WaitDelay = time.Second // do not wait on pipes held by grandchildren
 	out, err := cmd.CombinedOutput()
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")

@@ -269,6 +269,12 @@ func peerLauncher(p peer, e agentEnv) (agentLauncher, error) {
 		if err != nil {
 			return l, err
 		}
+		// srt leaves a socket behind in its TMPDIR each call: in ours.
+		tmp := filepath.Join(e.scratch, "srt-tmp")
+		if err := os.Mkdir(tmp, 0o700); err != nil {
+			return l, fmt.Errorf("srt's TMPDIR: %w", err)
+		}
+		l.Env = []string{"TMPDIR=" + tmp}
 		l.Argv = []string{exe, "-s", settings, "-c", agentShellCommand} // srt's shell runs it
 		l.Dir = ws
 		l.isolation = srtIsolation
@@ -292,7 +298,7 @@ func peerLauncher(p peer, e agentEnv) (agentLauncher, error) {
 		l.isolation = codexIsolation
 	}
 	if p.versionArg != "" {
-		l.version = version(exe, p.versionArg)
+		l.version = versionWith(l.Env, exe, p.versionArg) // codex writes under its home even then
 	}
 	return l, nil
 }
