@@ -102,14 +102,30 @@ demo: build
 	@./scripts/demo.sh $(BIN)
 
 # bwrap for the comparison, curl for the network figures (through the
-# allowlist's stack and on the host: bench/network.go).
+# allowlist's stack and on the host: bench/network.go). PEERS=1 also
+# installs, with npm, the sandboxes agents use today, which the agent mode
+# measures when present: Anthropic's sandbox runtime (srt, which needs socat
+# and ripgrep) and Codex's; a failed install is said and the bench goes on
+# without them. nsjail is measured when on PATH (Debian 12 has no package).
 bench: build
 	@missing=; command -v bwrap >/dev/null 2>&1 || missing=bubblewrap; \
 	command -v curl >/dev/null 2>&1 || missing="$$missing curl"; \
+	if [ -n "$(PEERS)" ]; then \
+		command -v socat >/dev/null 2>&1 || missing="$$missing socat"; \
+		command -v rg >/dev/null 2>&1 || missing="$$missing ripgrep"; \
+	fi; \
 	if [ -n "$$missing" ]; then \
 		echo "installing $$missing for the bench"; \
 		$(SUDO) apt-get install -y -qq $$missing >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; }; \
+	fi
+	@if [ -z "$(PEERS)" ]; then :; \
+	elif ! command -v npm >/dev/null 2>&1; then \
+		echo "PEERS=1: npm not found: srt and codex are left out (apt-get install npm)"; \
+	else \
+		echo "PEERS=1: installing @anthropic-ai/sandbox-runtime and @openai/codex with npm"; \
+		$(SUDO) npm install -g --no-fund --no-audit @anthropic-ai/sandbox-runtime @openai/codex >/dev/null 2>&1 || \
+			echo "PEERS=1: npm install failed: srt and codex are left out unless already installed"; \
 	fi
 	$(GO) run ./bench -jail ./$(BIN) -json bin/bench.json
 

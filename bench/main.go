@@ -11,17 +11,22 @@
 // costs a call (target ≤ 1.05× of jail, one at a time and 8 at once), and
 // through the allowlist's user-space stack a 100 MB download (rate against
 // the same curl on the host, target ≥ 0.5×) and one small HTTPS request's
-// latency, from servers of its own on the host's loopback (network.go). A
-// figure that cannot be measured is named and the rest still reported;
-// the bench then exits 1.
+// latency, from servers of its own on the host's loopback (network.go).
+// Last, the agent mode (agent.go) times `bash -c true` with a workspace as
+// an agent calls it, each call after an idle pause, through jail's agent
+// launchers, bubblewrap with the same binds and, when installed, nsjail,
+// Anthropic's sandbox runtime and Codex's sandbox (peers.go). A figure that
+// cannot be measured is named and the rest still reported; the bench then
+// exits 1.
 //
 // Usage (from the module root, after building the jail binary):
 //
 //	go run ./bench -jail ./jail [-n 50] [-parallel 8] [-duration 3s] [-json FILE]
 //	    [-download-mb 100] [-net-runs 5] [-https-runs 20]
+//	    [-only agent] [-idle 150ms] [-agent-warmup 3] [-agent-rounds 30] [-seed N]
 //
 // It installs nothing: bwrap and curl must be on PATH (`make bench`
-// installs them).
+// installs them; `make bench PEERS=1` also srt and codex).
 package main
 
 import (
@@ -63,6 +68,14 @@ type config struct {
 	downloadMB int
 	netRuns    int
 	httpsRuns  int
+	// only is "" for every part, onlyAgent for the agent mode alone.
+	only string
+	// The agent mode: idle before each call, rounds, and the seed of
+	// each round's order (0: from the clock).
+	idle        time.Duration
+	agentWarmup int
+	agentRounds int
+	seed        uint64
 }
 
 func main() {
@@ -93,6 +106,11 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.downloadMB, "download-mb", 100, "size in MiB of the download through the network stack")
 	fs.IntVar(&c.netRuns, "net-runs", 5, "measured downloads, on the host and through the stack each")
 	fs.IntVar(&c.httpsRuns, "https-runs", 20, "measured HTTPS requests, on the host and through the stack each")
+	fs.StringVar(&c.only, "only", "", "run only one part: `agent` (the agent's path); default every part")
+	fs.DurationVar(&c.idle, "idle", 150*time.Millisecond, "agent mode: idle before each call (the model thinking)")
+	fs.IntVar(&c.agentWarmup, "agent-warmup", 3, "agent mode: warm-up rounds, not counted")
+	fs.IntVar(&c.agentRounds, "agent-rounds", 30, "agent mode: measured rounds, each launcher once a round; 0 leaves the mode out")
+	fs.Uint64Var(&c.seed, "seed", 0, "agent mode: seed of each round's random order (0: from the clock)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -109,6 +127,12 @@ func parseFlags(args []string) (config, error) {
 		return c, errors.New("-duration and -timeout must be positive")
 	case c.downloadMB < 1 || c.netRuns < 1 || c.httpsRuns < 1:
 		return c, errors.New("-download-mb, -net-runs and -https-runs must be at least 1")
+	case c.only != "" && c.only != onlyAgent:
+		return c, fmt.Errorf("-only %s: the only part that runs alone is %q", c.only, onlyAgent)
+	case c.idle < 0 || c.agentWarmup < 0 || c.agentRounds < 0:
+		return c, errors.New("-idle, -agent-warmup and -agent-rounds must not be negative")
+	case c.only == onlyAgent && c.agentRounds == 0:
+		return c, errors.New("-only agent with -agent-rounds 0: nothing to run")
 	}
 	return c, nil
 }
@@ -123,6 +147,7 @@ type Report struct {
 	Throughput ThroughPart  `json:"throughput"`
 	Seccomp    SeccompPart  `json:"seccomp"`
 	Network    NetworkPart  `json:"network"`
+	Agent      *AgentPart   `json:"agent,omitempty"`
 	Targets    TargetValues `json:"targets"`
 	// Failed names each figure that could not be measured, and why.
 	Failed []string `json:"failed,omitempty"`
@@ -199,6 +224,12 @@ func run(cfg config, w io.Writer) error {
 		Targets: TargetValues{MedianRatioMax: 1, P95RatioMax: 1, ThroughputRatioMin: 1,
 			AllowlistRatioMax: 1.05, DownloadRatioMin: 0.5},
 	}
+	if cfg.only == onlyAgent {
+		fmt.Fprintln(w, "jail bench: the agent mode only")
+		printHost(w, rep.Host)
+		rep.Agent, rep.Failed = agentStep(cfg, w, rep.Host)
+		return finish(cfg, w, rep)
+	}
 	for _, l := range ls {
 		rep.Launchers = append(rep.Launchers, Launcher{Name: l.Name, Argv: l.Argv, Command: shellQuote(l.Argv)})
 	}
@@ -247,6 +278,28 @@ func run(cfg config, w io.Writer) error {
 	rep.Network, failed = networkPart(cfg)
 	rep.Failed = append(rep.Failed, failed...)
 	printNetwork(w, rep.Network, rep.Targets)
+	if cfg.agentRounds > 0 {
+		rep.Agent, failed = agentStep(cfg, w, rep.Host)
+		rep.Failed = append(rep.Failed, failed...)
+	}
+	return finish(cfg, w, rep)
+}
+
+// agentStep runs the agent mode with host's jail and bwrap; it returns
+// the figures and what it could not measure (all of it, named, when the
+// mode cannot start).
+func agentStep(cfg config, w io.Writer, host Host) (*AgentPart, []string) {
+	part, failed, err := agentPart(cfg, w, host.Jail, host.Bwrap)
+	if err != nil {
+		fmt.Fprintf(w, "\nagent mode FAILED: %v\n", err)
+		return nil, []string{"agent mode: " + err.Error()}
+	}
+	return &part, failed
+}
+
+// finish writes the JSON report and names the figures that could not be
+// measured (then errFigures).
+func finish(cfg config, w io.Writer, rep Report) error {
 	if err := writeJSON(cfg.jsonPath, rep); err != nil {
 		return err
 	}
@@ -332,10 +385,16 @@ func kernelRelease() string {
 
 // version runs `exe arg` and returns the first line it prints, or why it
 // gave none. It gives up after 5 s.
-func version(exe, arg string) string {
+func version(exe, arg string) string { return versionWith(nil, exe, arg) }
+
+// versionWith is version with env added to the environment.
+func versionWith(env []string, exe, arg string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, arg)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.WaitDelay = time.Second // do not wait on pipes held by grandchildren
 	out, err := cmd.CombinedOutput()
 	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")

@@ -15,10 +15,13 @@ import (
 )
 
 // launcher is one way of running the target: a name and a full argv whose
-// first element is an absolute path.
+// first element is an absolute path; Env is added to the bench's own
+// environment and Dir is the working directory ("" the bench's).
 type launcher struct {
 	Name string
 	Argv []string
+	Env  []string
+	Dir  string
 }
 
 // caller launches commands one at a time and times them. The child's stdin
@@ -52,6 +55,10 @@ func (c *caller) call(l launcher) (time.Duration, error) {
 	}
 	cmd := exec.Command(l.Argv[0], l.Argv[1:]...)
 	cmd.Stderr = c.stderr // stdin and stdout stay nil: /dev/null
+	cmd.Dir = l.Dir
+	if len(l.Env) > 0 {
+		cmd.Env = append(os.Environ(), l.Env...) // later entries win
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 
 	start := time.Now()

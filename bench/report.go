@@ -95,16 +95,21 @@ func names(ls []launcher) string {
 // printHeader prints the host context and the exact command lines.
 func printHeader(w io.Writer, r Report) {
 	fmt.Fprintf(w, "jail bench: wall time per call of %s, launched %d ways\n", r.Target, len(r.Launchers))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "  kernel\t%s\n", r.Host.Kernel)
-	fmt.Fprintf(tw, "  cpus\t%d\n", r.Host.CPUs)
-	fmt.Fprintf(tw, "  jail\t%s  [%s]\n", r.Host.Jail, r.Host.JailVersion)
-	fmt.Fprintf(tw, "  bwrap\t%s  [%s]\n", r.Host.Bwrap, r.Host.BwrapVersion)
-	tw.Flush()
+	printHost(w, r.Host)
 	fmt.Fprintln(w, "command lines:")
 	for _, l := range r.Launchers {
 		fmt.Fprintf(w, "  %-14s %s\n", l.Name, l.Command)
 	}
+}
+
+// printHost prints the machine and the two sandboxes' paths and versions.
+func printHost(w io.Writer, h Host) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  kernel\t%s\n", h.Kernel)
+	fmt.Fprintf(tw, "  cpus\t%d\n", h.CPUs)
+	fmt.Fprintf(tw, "  jail\t%s  [%s]\n", h.Jail, h.JailVersion)
+	fmt.Fprintf(tw, "  bwrap\t%s  [%s]\n", h.Bwrap, h.BwrapVersion)
+	tw.Flush()
 }
 
 // printLatency prints the per-launcher statistics and the ratios.
