@@ -19,11 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/moby/sys/mountinfo"
-
 	"jail/cgroup"
 	"jail/internal/stats"
 	"jail/jail"
+	hostsetup "jail/setup"
 )
 
 // agentShellCommand is what each call's shell runs: nothing, so that the
@@ -128,7 +127,8 @@ func agentPart(cfg config, w io.Writer, jailExe, bwrapExe string) (AgentPart, []
 	}
 	defer os.RemoveAll(env.dir)
 	part.CgroupVersion = env.host.Version.String()
-	part.FavorDynMods, part.FavorDynModsMount, err = favorDynMods()
+	part.FavorDynModsMount, err = hostsetup.FavorDynModsOn("/proc/self/mountinfo")
+	part.FavorDynMods = part.FavorDynModsMount != ""
 	if err != nil {
 		return part, nil, err
 	}
@@ -263,22 +263,6 @@ func jailShell(jailExe, dir string) (string, error) {
 		return "", fmt.Errorf("jail-sh: %w", err)
 	}
 	return link, nil
-}
-
-// favorDynMods reports whether a cgroup hierarchy is mounted with
-// favordynmods (a super option, global once set), and which: without it,
-// on v1, moving a process into a cgroup waits for an RCU grace period.
-func favorDynMods() (bool, string, error) {
-	ms, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("cgroup", "cgroup2"))
-	if err != nil {
-		return false, "", fmt.Errorf("read the mount table: %w", err)
-	}
-	for _, m := range ms {
-		if slices.Contains(strings.Split(m.VFSOptions, ","), "favordynmods") {
-			return true, m.Mountpoint, nil
-		}
-	}
-	return false, "", nil
 }
 
 // spaced is one launcher's outcome in spacedRounds.
