@@ -3,12 +3,13 @@
  * _JAIL_STAGE variable), it runs the stage it is told and never returns
  * to Go, but for the proxy, which is Go's (jail/proxystage.go, before
  * main); started by a caller, it replays a cached plan for exactly this
- * invocation, if there is one, and otherwise returns: Go takes over and
- * plans, and comes back here as the runner, which keeps the plan for next
- * time. Go's main (main.go) then tells two more modes apart: jail-sh, or
- * `jail sh`, the login shell (shMain), and the urfave/cli app, whose
- * default command plans a run (jail/run.go's Plan.Exec). C, because the
- * runner and the init stage must run before the Go runtime starts. */
+ * invocation (a session's run too, its session opened and locked here),
+ * if there is one, and otherwise returns: Go takes over and plans, and
+ * comes back here as the runner, which keeps the plan for next time. Go's
+ * main (main.go) then tells two more modes apart: jail-sh, or `jail sh`,
+ * the login shell (shMain), and the urfave/cli app, whose default command
+ * plans a run (jail/run.go's Plan.Exec). C, because the runner and the
+ * init stage must run before the Go runtime starts. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -31,11 +32,18 @@ static char **command_after(char **argv)
 	return NULL;
 }
 
-/* status_flag notes --status-json's value, the last one, as Go would. */
-static void status_flag(void *ctx, const char *name, size_t n, const char *value)
+/* The run flags the replay needs: the last of each, as Go reads them. */
+struct replay_flags {
+	const char *status_to, *session;
+};
+
+static void replay_flag(void *ctx, const char *name, size_t n, const char *value)
 {
+	struct replay_flags *f = ctx;
 	if (n == 11 && strncmp(name, "status-json", n) == 0)
-		*(const char **)ctx = value;
+		f->status_to = value;
+	if (n == 7 && strncmp(name, "session", n) == 0)
+		f->session = value;
 }
 
 /* go_mode says whether argv is one of Go's own modes, whose arguments are
@@ -55,33 +63,45 @@ static int go_mode(char **argv)
 	return n - b == 7 && strncmp(argv[0] + b, "jail-sh", 7) == 0;
 }
 
-/* enter_caller replays the plan cached for this invocation (plancache/),
- * or returns for Go to plan. */
-static void enter_caller(char **argv, uint64_t started)
+/* replay runs the plan cached for argv (plancache/) in the runner, and
+ * returns only when there is none to replay. A session's run holds the
+ * session's lock from here to the run's end, as the Go side's does. */
+static void replay(char **argv, uint64_t started)
 {
-	if (go_mode(argv))
-		return;
 	char **cmd = command_after(argv);
 	size_t len = 0;
 	const unsigned char *plan = NULL;
-	unsigned char *entry = cmd ? plancache_load(argv, &plan, &len) : NULL;
+	struct replay_flags f = {0};
+	/* An empty --status-json is the Go side's to refuse (the key leaves
+	 * the flag out, so a plan may be cached). */
+	if (!cmd || plancache_args(argv, replay_flag, &f) < 0 || (f.status_to && !f.status_to[0]))
+		return;
+	unsigned char *entry = plancache_load(argv, &plan, &len);
 	struct run_plan p;
 	struct jerr e = {0};
-	const char *status_to = NULL;
+	int lock = -1;
 	if (!entry)
 		return;
 	if (runplan_decode(plan, len, &p, &e) == 0) {
-		/* An empty --status-json is the Go side's to refuse (the key
-		 * leaves the flag out, so a plan may be cached). */
-		if (plancache_args(argv, status_flag, &status_to) == 0 && (!status_to || status_to[0])) {
+		/* The session's workspace belongs to the jail's host uid. */
+		unsigned uid = p.flags & RUN_ROOT ? p.host_uid : (unsigned)geteuid();
+		if (!f.session || plancache_session_open(f.session, uid, &lock) == 0) {
 			p.cached = 1;
-			runner_main(&p, cmd, status_to ? status_to : "", started);
+			runner_main(&p, cmd, f.status_to ? f.status_to : "", started);
 		}
 		runplan_free(&p);
 	}
 	/* Not replayed: nothing of the entry stays in the Go process that
 	 * plans instead (it may be megabytes). */
 	free(entry);
+}
+
+/* enter_caller replays the plan cached for this invocation (plancache/),
+ * or returns for Go to plan. */
+static void enter_caller(char **argv, uint64_t started)
+{
+	if (!go_mode(argv))
+		replay(argv, started);
 }
 
 /* enter_run is the runner for a run planned by the Go side (jail/run.go's

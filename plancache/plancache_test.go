@@ -132,7 +132,7 @@ func TestNotStored(t *testing.T) {
 		{"no deps (Go: not to be cached)", argv("-p", "default"), nil},
 		{"truncated deps", argv("-p", "default"), depsOf(t, "/")[:10]},
 		{"deps and more", argv("-p", "default"), append(depsOf(t, "/"), 0)},
-		{"a session", argv("-p", "default", "--session", "s"), deps},
+		{"a session id Go refuses", argv("-p", "default", "--session", "-s"), deps},
 		{"a flag run does not have", argv("-p", "default", "--no-such-flag", "x"), deps},
 		{"no command", []string{"jail", "-p", "default"}, deps},
 		{"a subcommand", []string{"jail", "profiles", "--", "true"}, deps},
@@ -395,5 +395,44 @@ func TestPrune(t *testing.T) {
 		if want := i >= 18; ok != want {
 			t.Errorf("h%d: found %v, want %v", i, ok, want)
 		}
+	}
+}
+
+// TestSessionKey: a session's run is cached under its workspace, which
+// JAIL_STATE_DIR (or HOME) places: the same flags with another state
+// directory, or another session, are another plan; an id or a state
+// directory Go refuses is never cached.
+func TestSessionKey(t *testing.T) {
+	run, _ := newRun(t)
+	plan := []byte("a session's plan")
+	dep := filepath.Join(t.TempDir(), "profile.toml")
+	os.WriteFile(dep, []byte("x"), 0o600)
+	a := argv("-p", "agent", "--session", "s1")
+	t.Setenv("JAIL_STATE_DIR", "/state/one")
+	if err := store(run, a, plan, depsOf(t, dep)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := load(run, a); !ok {
+		t.Error("the same session's run missed")
+	}
+	if _, ok := load(run, argv("-p", "agent", "--session", "s1", "--session", "s2")); ok {
+		t.Error("the last --session is the run's: another session's run hit")
+	}
+	t.Setenv("JAIL_STATE_DIR", "/state/one/")
+	if _, ok := load(run, a); !ok {
+		t.Error("the same state directory, spelt otherwise, missed")
+	}
+	t.Setenv("JAIL_STATE_DIR", "/state/two")
+	if _, ok := load(run, a); ok {
+		t.Error("another state directory's session hit")
+	}
+	for _, bad := range [][]string{argv("--session", "../s1"), argv("--session", "")} {
+		if err := store(run, bad, plan, depsOf(t, dep)); err == nil {
+			t.Errorf("%q: stored", bad)
+		}
+	}
+	t.Setenv("JAIL_STATE_DIR", "relative")
+	if err := store(run, a, plan, depsOf(t, dep)); err == nil {
+		t.Error("a relative JAIL_STATE_DIR: stored")
 	}
 }
