@@ -5,11 +5,14 @@
  * main); started by a caller, it replays a cached plan for exactly this
  * invocation (a session's run too, its session opened and locked here),
  * if there is one, and otherwise returns: Go takes over and plans, and
- * comes back here as the runner, which keeps the plan for next time. Go's
- * main (main.go) then tells two more modes apart: jail-sh, or `jail sh`,
- * the login shell (shMain), and the urfave/cli app, whose default command
- * plans a run (jail/run.go's Plan.Exec). C, because the runner and the
- * init stage must run before the Go runtime starts. */
+ * comes back here as the runner, which keeps the plan for next time.
+ * jail-sh (or `jail sh`), the agent's shell, is rewritten here into the
+ * jail run it stands for first, and replayed the same way. Go's main
+ * (main.go) tells the same modes apart for what C leaves it: jail-sh
+ * (shMain), and the urfave/cli app, whose default command plans a run
+ * (jail/run.go's Plan.Exec). C, because the runner and the init stage
+ * must run before the Go runtime starts, and the agent's repeated calls
+ * should not start it at all. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -46,13 +49,18 @@ static void replay_flag(void *ctx, const char *name, size_t n, const char *value
 		f->session = value;
 }
 
-/* go_mode says whether argv is one of Go's own modes, whose arguments are
- * never a jail invocation: jail-sh's are a shell's (main.go), even when
- * the same words would name a cached plan. */
-static int go_mode(char **argv)
+/* jail_cli is defined by jail's own CLI (cmd_sh.go): jail-sh is a mode of
+ * that binary only, and a program that links package jail through sandbox
+ * keeps its own arguments, "sh" or a name of jail-sh's included. */
+extern const int jail_cli __attribute__((weak));
+
+/* sh_args are the agent's shell's own arguments, as main.go tells jail-sh
+ * apart: what follows argv[0] when its base name is jail-sh, or "sh" in
+ * `jail sh`; NULL for any other invocation. */
+static char **sh_args(char **argv)
 {
-	if (!argv[0])
-		return 0;
+	if (!&jail_cli || !argv[0])
+		return NULL;
 	/* Its base name, as Go's filepath.Base: trailing slashes dropped. */
 	size_t n = strlen(argv[0]);
 	while (n > 1 && argv[0][n - 1] == '/')
@@ -60,7 +68,9 @@ static int go_mode(char **argv)
 	size_t b = n;
 	while (b > 0 && argv[0][b - 1] != '/')
 		b--;
-	return n - b == 7 && strncmp(argv[0] + b, "jail-sh", 7) == 0;
+	if (n - b == 7 && strncmp(argv[0] + b, "jail-sh", 7) == 0)
+		return argv + 1;
+	return argv[1] && strcmp(argv[1], "sh") == 0 ? argv + 2 : NULL;
 }
 
 /* replay runs the plan cached for argv (plancache/) in the runner, and
@@ -96,12 +106,21 @@ static void replay(char **argv, uint64_t started)
 	free(entry);
 }
 
-/* enter_caller replays the plan cached for this invocation (plancache/),
- * or returns for Go to plan. */
+/* enter_caller replays the plan cached for this invocation, or returns for
+ * Go to plan. jail-sh's arguments are first rewritten into the jail run
+ * they stand for, as Go's shMain would (plancache/sh.c); when that run is
+ * not replayed, it is executed, as shMain does, and Go plans it. Whatever
+ * C does not rewrite exactly as Go does is Go's: shMain. */
 static void enter_caller(char **argv, uint64_t started)
 {
-	if (!go_mode(argv))
-		replay(argv, started);
+	char **sh = sh_args(argv), **run = argv;
+	if (sh && !(run = plancache_sh_argv(sh)))
+		return;
+	replay(run, started);
+	if (sh) {
+		execve("/proc/self/exe", run, environ);
+		free(run); /* shMain tries again, and says why it cannot */
+	}
 }
 
 /* enter_run is the runner for a run planned by the Go side (jail/run.go's
@@ -155,7 +174,7 @@ static const struct {
 	const char *stage; /* NULL: not set, a caller's invocation */
 	void (*enter)(char **argv, uint64_t started);
 } entries[] = {
-	{NULL, enter_caller},    /* a cached plan replayed, or Go plans */
+	{NULL, enter_caller},    /* a cached plan replayed (jail-sh's too), or Go plans */
 	{"run", enter_run},      /* the runner (runner.c), for a plan Go made */
 	{"init", enter_init},    /* the init stage (init.c), then the jail's PID 1 (pid1.c) */
 	{"userns", enter_userns}, /* jail check's user namespace probe */

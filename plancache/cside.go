@@ -2,9 +2,10 @@ package plancache
 
 // Go's way into the cache's C side, for the tests at the boundary: the
 // argument walk, which must read the CLI's flags as the CLI does
-// (cacheflags_test.go in package main), a session's place and opening,
-// which must be package sessions' (sessions_test.go), and the store and
-// lookup below a directory of the test's own (plancache_test.go).
+// (cacheflags_test.go in package main), jail-sh's rewrite, which must be
+// cmd_sh.go's (cmd_sh_test.go), a session's place and opening, which must
+// be package sessions' (sessions_test.go), and the store and lookup below
+// a directory of the test's own (plancache_test.go).
 
 /*
 #include <stdio.h>
@@ -64,6 +65,47 @@ func ReadArgs(argv []string) (flags []Flag, ok bool) {
 		flags = append(flags, Flag{fields[i], fields[i+1]})
 	}
 	return flags, true
+}
+
+// ShEnv are jail-sh's settings as C's rewrite (sh.c) takes them: the
+// variables ("" for unset), and what the host gives it.
+type ShEnv struct {
+	Profile, Session, Allow, Flags string // JAIL_PROFILE, JAIL_SESSION, JAIL_ALLOW, JAIL_FLAGS
+	Cwd, Shell                     string // os.Getwd's answer; "bash" or "sh"
+}
+
+// ShArgv is the jail run C makes of jail-sh's args (those after argv[0]);
+// ok is false where C leaves the rewrite to Go.
+func ShArgv(args []string, env ShEnv) (argv []string, ok bool) {
+	cargs := cStrings(args)
+	defer freeStrings(cargs)
+	strs := cStrings([]string{env.Profile, env.Session, env.Allow, env.Flags, env.Cwd, env.Shell})
+	defer freeStrings(strs)
+	sh := C.struct_pc_sh{profile: strs[0], session: strs[1], allow: strs[2], flags: strs[3], cwd: strs[4], shell: strs[5]}
+	out := C.pc_sh_argv(&cargs[0], &sh)
+	if out == nil {
+		return nil, false
+	}
+	defer C.free(unsafe.Pointer(out))
+	for _, p := range unsafe.Slice(out, 1<<20) {
+		if p == nil {
+			break
+		}
+		argv = append(argv, C.GoString(p))
+	}
+	return argv, true
+}
+
+// Getwd is the working directory as C finds it for jail-sh (Go's
+// os.Getwd, with pwd as $PWD); ok is false where C leaves it to Go.
+func Getwd(pwd string) (string, bool) {
+	var buf [C.PC_PATH_MAX]C.char
+	cpwd := C.CString(pwd)
+	defer C.free(unsafe.Pointer(cpwd))
+	if C.pc_getwd(cpwd, &buf[0], C.size_t(len(buf))) < 0 {
+		return "", false
+	}
+	return C.GoString(&buf[0]), true
 }
 
 // CleanPath is C's filepath.Clean of a rooted path (pc_clean).

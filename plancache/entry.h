@@ -85,6 +85,22 @@ int pc_session_workspace(const char *id, char *out, size_t n);
 /* pc_session_open is plancache_session_open (plancache.h). */
 int pc_session_open(const char *id, unsigned uid, int *lock);
 
+/* jail-sh's settings (sh.c), from its environment (NULL: unset), and what
+ * Go would find on the host. */
+struct pc_sh {
+	const char *profile, *session, *allow, *flags; /* JAIL_PROFILE, JAIL_SESSION, JAIL_ALLOW, JAIL_FLAGS */
+	const char *cwd;   /* the working directory as Go's os.Getwd has it; read only without a session */
+	const char *shell; /* "bash" or "sh" */
+};
+
+/* pc_sh_argv is the jail run jail-sh's args stand for (cmd_sh.go's
+ * shArgv), as one malloc'd block; NULL where Go must say or do it. */
+char **pc_sh_argv(char **args, const struct pc_sh *sh);
+
+/* pc_getwd is Go's os.Getwd: $PWD when it names the working directory,
+ * else getcwd(2); -1 where Go would take another way or fail. */
+int pc_getwd(const char *pwd, char *out, size_t n);
+
 /* One file a plan came from, as the deps hold it. */
 struct pc_dep {
 	const char *path;

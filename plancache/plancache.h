@@ -44,6 +44,14 @@ void plancache_store(char **argv, const unsigned char *plan, size_t len, const c
  * Go opens it then (and says why it cannot), with nothing left held. */
 int plancache_session_open(const char *id, unsigned uid, int *lock);
 
+/* plancache_sh_argv is the jail run that jail-sh's arguments (args: what
+ * follows argv[0], or "sh") stand for, as cmd_sh.go makes it from
+ * JAIL_PROFILE, JAIL_SESSION, JAIL_ALLOW and JAIL_FLAGS: one malloc'd
+ * block. NULL whenever Go's side could differ (a refusal to say, a
+ * character it reads as Unicode, an environment Go would pass on
+ * otherwise): Go rewrites it then. */
+char **plancache_sh_argv(char **args);
+
 /* plancache_state_dir puts jail's state directory, where the cache lives,
  * in buf: /run/jail for root, /run/user/UID/jail for others. It returns -1
  * when buf is too small. */
