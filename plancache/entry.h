@@ -54,8 +54,9 @@ struct pc_key {
 
 /* pc_make_key builds what an invocation is cached under: the caller's
  * euid and egid, working directory, HOME, JAIL_PROFILE_PATH, the jail
- * binary's identity and the run flags of argv (plancache_args). It returns
- * -1 when the invocation is not one to cache. */
+ * binary's identity, the run flags of argv (plancache_args) and, for a
+ * session's run, its workspace. It returns -1 when the invocation is not
+ * one to cache. */
 int pc_make_key(char **argv, struct pc_key *k);
 
 /* pc_name is an entry's file name: the key's hash, 16 hex digits. */
