@@ -92,12 +92,13 @@ char **pc_sh_argv(char **args, const struct pc_sh *sh)
 	while (args[nargs])
 		nargs++;
 	/* The command alone, as a command prefix passes it; or -c CMD. */
-	char **tail = args + 1;
-	size_t ntail = nargs - 1;
-	if (nargs == 1 && strcmp(args[0], "-c") != 0)
-		tail = args, ntail = 1;
-	else if (nargs < 2 || strcmp(args[0], "-c") != 0)
-		return NULL; /* Go's usage line */
+	char **tail = args;
+	size_t ntail = 1;
+	if (nargs != 1 || strcmp(args[0], "-c") == 0) {
+		if (nargs < 2 || strcmp(args[0], "-c") != 0)
+			return NULL; /* Go's usage line */
+		tail = args + 1, ntail = nargs - 1;
+	}
 	const char *profile = sh->profile && *sh->profile ? sh->profile : "agent";
 	const char *where = "--session", *place = sh->session;
 	if (!place || !*place)
