@@ -4,7 +4,15 @@ package main
 // main enters it before the CLI, as its arguments are a shell's, not
 // jail's; the command here only gives it a place in the help.
 
+// jail_cli tells the C entry (jail/entry.c) that this binary is jail's
+// CLI, whose jail-sh it rewrites and replays before Go starts; a program
+// that links package jail through sandbox does not define it.
+
+// const int jail_cli = 1;
+import "C"
+
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -32,54 +40,64 @@ func shCommand() *cli.Command {
 // (sh -c when the host has no bash) in the profile $JAIL_PROFILE (default
 // agent), with the workspace of session $JAIL_SESSION, or else the current
 // directory, and the run flags of $JAIL_ALLOW and $JAIL_FLAGS (shFlags);
-// stdin, stdout, stderr and the exit status pass through. It
-// execs jail itself, so a repeated call replays its cached plan without
-// starting Go.
+// stdin, stdout, stderr and the exit status pass through. It execs jail
+// itself, so a repeated call replays its cached plan. The C entry makes
+// the same rewrite before Go starts (plancache/sh.c) and replays it there:
+// this runs only for what C leaves to Go (a refusal to say, a setting it
+// does not read exactly as this does, a plan not cached yet is C's too).
 func shMain(args []string) {
-	// One argument is the command itself, as a command prefix gets it
-	// (Claude Code's CLAUDE_CODE_SHELL_PREFIX passes the command as $1).
-	if len(args) == 1 && args[0] != "-c" {
-		args = []string{"-c", args[0]}
-	}
-	if len(args) < 2 || args[0] != "-c" {
-		fmt.Fprintln(os.Stderr, "jail: usage: jail sh -c 'COMMAND' [NAME [ARGS...]], or jail sh 'COMMAND' (profile $JAIL_PROFILE, session $JAIL_SESSION)")
-		os.Exit(exitJail)
-	}
-	profile := os.Getenv("JAIL_PROFILE")
-	if profile == "" {
-		profile = "agent"
-	}
-	// "run": JAIL_FLAGS holds run flags, and a word there that names a
-	// command (version, help) must not replace the run.
-	argv := []string{"jail", "run", "-p", profile}
-	if id := os.Getenv("JAIL_SESSION"); id != "" {
-		argv = append(argv, "--session", id)
-	} else {
-		cwd, err := os.Getwd()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "jail: sh: the current directory:", err)
-			os.Exit(exitJail)
-		}
-		argv = append(argv, "--workspace", cwd)
-	}
-	flags, err := shFlags(os.Getenv("JAIL_ALLOW"), os.Getenv("JAIL_FLAGS"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "jail: sh:", err)
-		os.Exit(exitJail)
-	}
-	argv = append(argv, flags...)
 	shell := "sh"
 	if _, err := os.Stat("/usr/bin/bash"); err == nil {
 		shell = "bash"
 	} else if _, err := os.Stat("/bin/bash"); err == nil {
 		shell = "bash"
 	}
-	// "--" before the command: one starting with "-" is a command, not
-	// the shell's option.
-	argv = append(append(argv, "--", shell, "-c", "--"), args[1:]...)
+	argv, err := shArgv(args, os.Getenv, os.Getwd, shell)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jail:", err)
+		os.Exit(exitJail)
+	}
 	err = syscall.Exec("/proc/self/exe", argv, os.Environ())
 	fmt.Fprintln(os.Stderr, "jail: sh:", err)
 	os.Exit(exitJail)
+}
+
+// shArgv is the jail run that jail sh's args stand for, with the settings
+// getenv gives, the working directory getwd finds (without a session) and
+// shell ("bash" or "sh"). Its error is jail's one line.
+func shArgv(args []string, getenv func(string) string, getwd func() (string, error), shell string) ([]string, error) {
+	// One argument is the command itself, as a command prefix gets it
+	// (Claude Code's CLAUDE_CODE_SHELL_PREFIX passes the command as $1).
+	if len(args) == 1 && args[0] != "-c" {
+		args = []string{"-c", args[0]}
+	}
+	if len(args) < 2 || args[0] != "-c" {
+		return nil, errors.New("usage: jail sh -c 'COMMAND' [NAME [ARGS...]], or jail sh 'COMMAND' (profile $JAIL_PROFILE, session $JAIL_SESSION)")
+	}
+	profile := getenv("JAIL_PROFILE")
+	if profile == "" {
+		profile = "agent"
+	}
+	// "run": JAIL_FLAGS holds run flags, and a word there that names a
+	// command (version, help) must not replace the run.
+	argv := []string{"jail", "run", "-p", profile}
+	if id := getenv("JAIL_SESSION"); id != "" {
+		argv = append(argv, "--session", id)
+	} else {
+		cwd, err := getwd()
+		if err != nil {
+			return nil, fmt.Errorf("sh: the current directory: %w", err)
+		}
+		argv = append(argv, "--workspace", cwd)
+	}
+	flags, err := shFlags(getenv("JAIL_ALLOW"), getenv("JAIL_FLAGS"))
+	if err != nil {
+		return nil, fmt.Errorf("sh: %w", err)
+	}
+	argv = append(argv, flags...)
+	// "--" before the command: one starting with "-" is a command, not
+	// the shell's option.
+	return append(append(argv, "--", shell, "-c", "--"), args[1:]...), nil
 }
 
 // shFlags are the run flags a caller gives jail sh without a profile file:

@@ -3,12 +3,16 @@
  * _JAIL_STAGE variable), it runs the stage it is told and never returns
  * to Go, but for the proxy, which is Go's (jail/proxystage.go, before
  * main); started by a caller, it replays a cached plan for exactly this
- * invocation, if there is one, and otherwise returns: Go takes over and
- * plans, and comes back here as the runner, which keeps the plan for next
- * time. Go's main (main.go) then tells two more modes apart: jail-sh, or
- * `jail sh`, the login shell (shMain), and the urfave/cli app, whose
- * default command plans a run (jail/run.go's Plan.Exec). C, because the
- * runner and the init stage must run before the Go runtime starts. */
+ * invocation (a session's run too, its session opened and locked here),
+ * if there is one, and otherwise returns: Go takes over and plans, and
+ * comes back here as the runner, which keeps the plan for next time.
+ * jail-sh (or `jail sh`), the agent's shell, is rewritten here into the
+ * jail run it stands for first, and replayed the same way. Go's main
+ * (main.go) tells the same modes apart for what C leaves it: jail-sh
+ * (shMain), and the urfave/cli app, whose default command plans a run
+ * (jail/run.go's Plan.Exec). C, because the runner and the init stage
+ * must run before the Go runtime starts, and the agent's repeated calls
+ * should not start it at all. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -31,20 +35,32 @@ static char **command_after(char **argv)
 	return NULL;
 }
 
-/* status_flag notes --status-json's value, the last one, as Go would. */
-static void status_flag(void *ctx, const char *name, size_t n, const char *value)
+/* The run flags the replay needs: the last of each, as Go reads them. */
+struct replay_flags {
+	const char *status_to, *session;
+};
+
+static void replay_flag(void *ctx, const char *name, size_t n, const char *value)
 {
+	struct replay_flags *f = ctx;
 	if (n == 11 && strncmp(name, "status-json", n) == 0)
-		*(const char **)ctx = value;
+		f->status_to = value;
+	if (n == 7 && strncmp(name, "session", n) == 0)
+		f->session = value;
 }
 
-/* go_mode says whether argv is one of Go's own modes, whose arguments are
- * never a jail invocation: jail-sh's are a shell's (main.go), even when
- * the same words would name a cached plan. */
-static int go_mode(char **argv)
+/* jail_cli is defined by jail's own CLI (cmd_sh.go): jail-sh is a mode of
+ * that binary only, and a program that links package jail through sandbox
+ * keeps its own arguments, "sh" or a name of jail-sh's included. */
+extern const int jail_cli __attribute__((weak));
+
+/* sh_args are the agent's shell's own arguments, as main.go tells jail-sh
+ * apart: what follows argv[0] when its base name is jail-sh, or "sh" in
+ * `jail sh`; NULL for any other invocation. */
+static char **sh_args(char **argv)
 {
-	if (!argv[0])
-		return 0;
+	if (!&jail_cli || !argv[0])
+		return NULL;
 	/* Its base name, as Go's filepath.Base: trailing slashes dropped. */
 	size_t n = strlen(argv[0]);
 	while (n > 1 && argv[0][n - 1] == '/')
@@ -52,36 +68,59 @@ static int go_mode(char **argv)
 	size_t b = n;
 	while (b > 0 && argv[0][b - 1] != '/')
 		b--;
-	return n - b == 7 && strncmp(argv[0] + b, "jail-sh", 7) == 0;
+	if (n - b == 7 && strncmp(argv[0] + b, "jail-sh", 7) == 0)
+		return argv + 1;
+	return argv[1] && strcmp(argv[1], "sh") == 0 ? argv + 2 : NULL;
 }
 
-/* enter_caller replays the plan cached for this invocation (plancache/),
- * or returns for Go to plan. */
-static void enter_caller(char **argv, uint64_t started)
+/* replay runs the plan cached for argv (plancache/) in the runner, and
+ * returns only when there is none to replay. A session's run holds the
+ * session's lock from here to the run's end, as the Go side's does. */
+static void replay(char **argv, uint64_t started)
 {
-	if (go_mode(argv))
-		return;
 	char **cmd = command_after(argv);
 	size_t len = 0;
 	const unsigned char *plan = NULL;
-	unsigned char *entry = cmd ? plancache_load(argv, &plan, &len) : NULL;
+	struct replay_flags f = {0};
+	/* An empty --status-json is the Go side's to refuse (the key leaves
+	 * the flag out, so a plan may be cached). */
+	if (!cmd || plancache_args(argv, replay_flag, &f) < 0 || (f.status_to && !f.status_to[0]))
+		return;
+	unsigned char *entry = plancache_load(argv, &plan, &len);
 	struct run_plan p;
 	struct jerr e = {0};
-	const char *status_to = NULL;
+	int lock = -1;
 	if (!entry)
 		return;
 	if (runplan_decode(plan, len, &p, &e) == 0) {
-		/* An empty --status-json is the Go side's to refuse (the key
-		 * leaves the flag out, so a plan may be cached). */
-		if (plancache_args(argv, status_flag, &status_to) == 0 && (!status_to || status_to[0])) {
+		/* The session's workspace belongs to the jail's host uid. */
+		unsigned uid = p.flags & RUN_ROOT ? p.host_uid : (unsigned)geteuid();
+		if (!f.session || plancache_session_open(f.session, uid, &lock) == 0) {
 			p.cached = 1;
-			runner_main(&p, cmd, status_to ? status_to : "", started);
+			runner_main(&p, cmd, f.status_to ? f.status_to : "", started);
 		}
 		runplan_free(&p);
 	}
 	/* Not replayed: nothing of the entry stays in the Go process that
 	 * plans instead (it may be megabytes). */
 	free(entry);
+}
+
+/* enter_caller replays the plan cached for this invocation, or returns for
+ * Go to plan. jail-sh's arguments are first rewritten into the jail run
+ * they stand for, as Go's shMain would (plancache/sh.c); when that run is
+ * not replayed, it is executed, as shMain does, and Go plans it. Whatever
+ * C does not rewrite exactly as Go does is Go's: shMain. */
+static void enter_caller(char **argv, uint64_t started)
+{
+	char **sh = sh_args(argv), **run = argv;
+	if (sh && !(run = plancache_sh_argv(sh)))
+		return;
+	replay(run, started);
+	if (sh) {
+		execve("/proc/self/exe", run, environ);
+		free(run); /* shMain tries again, and says why it cannot */
+	}
 }
 
 /* enter_run is the runner for a run planned by the Go side (jail/run.go's
@@ -135,7 +174,7 @@ static const struct {
 	const char *stage; /* NULL: not set, a caller's invocation */
 	void (*enter)(char **argv, uint64_t started);
 } entries[] = {
-	{NULL, enter_caller},    /* a cached plan replayed, or Go plans */
+	{NULL, enter_caller},    /* a cached plan replayed (jail-sh's too), or Go plans */
 	{"run", enter_run},      /* the runner (runner.c), for a plan Go made */
 	{"init", enter_init},    /* the init stage (init.c), then the jail's PID 1 (pid1.c) */
 	{"userns", enter_userns}, /* jail check's user namespace probe */

@@ -45,9 +45,6 @@ int plancache_args(char **argv, plancache_arg_fn fn, void *ctx)
 		int is_bool = in(bool_flags, name, n);
 		if (!is_bool && !in(run_flags, name, n))
 			return -1;
-		/* A session's run locks it and may make it: Go's, every time. */
-		if (n == 7 && strncmp(name, "session", 7) == 0)
-			return -1;
 		const char *value;
 		if (eq) {
 			value = eq + 1;

@@ -34,6 +34,17 @@
 #define PC_STATE "jail"
 #define PC_PLANS "plans"
 
+/* Sessions (session.c), where sessions.go keeps them: STATE/sessions/ID
+ * holds workspace, lock and, optionally, secrets. */
+#define PC_PATH_MAX 4096
+#define PC_SESSION_ID_MAX 128
+#define PC_SESSION_ROOT_STATE "/var/lib/jail" /* root's STATE */
+#define PC_SESSION_USER_STATE ".local/state/jail" /* others': in HOME */
+#define PC_SESSION_DIR "sessions"
+#define PC_SESSION_WORKSPACE "workspace"
+#define PC_SESSION_LOCK "lock"
+#define PC_SESSION_SECRETS "secrets"
+
 /* A key being built; bad once anything failed. */
 struct pc_key {
 	char *p;
@@ -43,8 +54,9 @@ struct pc_key {
 
 /* pc_make_key builds what an invocation is cached under: the caller's
  * euid and egid, working directory, HOME, JAIL_PROFILE_PATH, the jail
- * binary's identity and the run flags of argv (plancache_args). It returns
- * -1 when the invocation is not one to cache. */
+ * binary's identity, the run flags of argv (plancache_args) and, for a
+ * session's run, its workspace. It returns -1 when the invocation is not
+ * one to cache. */
 int pc_make_key(char **argv, struct pc_key *k);
 
 /* pc_name is an entry's file name: the key's hash, 16 hex digits. */
@@ -54,6 +66,41 @@ void pc_name(const struct pc_key *k, char name[17]);
  * making the state and plans directories when create is set; every step
  * must be the caller's and closed to everyone else, or it returns -1. */
 int pc_cache_dir(const char *run, int create);
+
+/* pc_clean is Go's filepath.Clean of a rooted path into out (n bytes);
+ * -1 when path is not rooted or out too small. */
+int pc_clean(const char *path, char *out, size_t n);
+
+/* pc_session_id_ok says id is one sessions.Check takes. */
+int pc_session_id_ok(const char *id);
+
+/* pc_session_state is sessions.StateDir for these values of
+ * JAIL_STATE_DIR and HOME (NULL: unset) and euid; -1 where Go refuses. */
+int pc_session_state(const char *state_env, const char *home, unsigned euid, char *out, size_t n);
+
+/* pc_session_workspace is session id's workspace, STATE/sessions/ID/
+ * workspace, for this caller's environment; -1 for an id or a state
+ * directory Go refuses. */
+int pc_session_workspace(const char *id, char *out, size_t n);
+
+/* pc_session_open is plancache_session_open (plancache.h). */
+int pc_session_open(const char *id, unsigned uid, int *lock);
+
+/* jail-sh's settings (sh.c), from its environment (NULL: unset), and what
+ * Go would find on the host. */
+struct pc_sh {
+	const char *profile, *session, *allow, *flags; /* JAIL_PROFILE, JAIL_SESSION, JAIL_ALLOW, JAIL_FLAGS */
+	const char *cwd;   /* the working directory as Go's os.Getwd has it; read only without a session */
+	const char *shell; /* "bash" or "sh" */
+};
+
+/* pc_sh_argv is the jail run jail-sh's args stand for (cmd_sh.go's
+ * shArgv), as one malloc'd block; NULL where Go must say or do it. */
+char **pc_sh_argv(char **args, const struct pc_sh *sh);
+
+/* pc_getwd is Go's os.Getwd: $PWD when it names the working directory,
+ * else getcwd(2); -1 where Go would take another way or fail. */
+int pc_getwd(const char *pwd, char *out, size_t n);
 
 /* One file a plan came from, as the deps hold it. */
 struct pc_dep {

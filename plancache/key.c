@@ -45,25 +45,35 @@ static void key_num(struct pc_key *k, unsigned long long v)
 	key_end(k);
 }
 
+/* A key being read from the run flags: the session is the last --session
+ * (the CLI's flag parser keeps the last value). */
+struct key_walk {
+	struct pc_key *k;
+	const char *session;
+};
+
 /* add_flag puts one run flag into the key, as name=value; where the status
  * record goes is not part of the plan (a caller may name a new file for
  * every run), and -p is --profile. */
 static void add_flag(void *ctx, const char *name, size_t n, const char *value)
 {
-	struct pc_key *k = ctx;
+	struct key_walk *kw = ctx;
 	if (n == 11 && strncmp(name, "status-json", n) == 0)
 		return;
 	if (n == 1 && name[0] == 'p')
 		name = "profile", n = 7;
-	key_put(k, name, n);
-	key_put(k, "=", 1);
-	key_str(k, value);
+	if (n == 7 && strncmp(name, "session", n) == 0)
+		kw->session = value;
+	key_put(kw->k, name, n);
+	key_put(kw->k, "=", 1);
+	key_str(kw->k, value);
 }
 
 int pc_make_key(char **argv, struct pc_key *k)
 {
-	char cwd[4096];
+	char cwd[4096], ws[PC_PATH_MAX];
 	struct stat st;
+	struct key_walk kw = {.k = k};
 	if (!getcwd(cwd, sizeof cwd) || stat("/proc/self/exe", &st) < 0)
 		return -1;
 	const char *home = getenv("HOME"), *path = getenv("JAIL_PROFILE_PATH");
@@ -77,8 +87,17 @@ int pc_make_key(char **argv, struct pc_key *k)
 	key_num(k, (unsigned long long)st.st_ino);
 	key_num(k, (unsigned long long)st.st_size);
 	key_num(k, (unsigned long long)st.st_mtim.tv_sec * 1000000000ull + (unsigned long long)st.st_mtim.tv_nsec);
-	if (plancache_args(argv, add_flag, k) < 0)
+	if (plancache_args(argv, add_flag, &kw) < 0)
 		return -1;
+	/* A session's plan binds its workspace, which JAIL_STATE_DIR (not
+	 * otherwise in the key) places: the key names it. An id or a state
+	 * directory Go refuses is never cached. */
+	if (kw.session) {
+		if (pc_session_workspace(kw.session, ws, sizeof ws) < 0)
+			return -1;
+		key_put(k, "session-workspace=", 18);
+		key_str(k, ws);
+	}
 	return k->bad ? -1 : 0;
 }
 

@@ -1,7 +1,8 @@
 /* The plan cache's lookup, run from the jail binary's constructor before
  * the Go runtime starts: an entry (entry.h) is used only if it is the
  * caller's own, private, for exactly this invocation, and every file it was
- * planned from is as it was then. Anything else is a miss, and Go plans. */
+ * planned from is as it was then (a directory: the same one, with the same
+ * mode and owner). Anything else is a miss, and Go plans. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -39,11 +40,18 @@ static int dep_holds(struct wire *w)
 		return 0;
 	if (!d.present)
 		return lstat(d.path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
-	if (lstat(d.path, &st) < 0)
+	if (lstat(d.path, &st) < 0 || st.st_dev != d.dev || st.st_ino != d.ino || st.st_mode != d.mode ||
+	    st.st_uid != d.uid || st.st_gid != d.gid)
 		return 0;
-	return st.st_dev == d.dev && st.st_ino == d.ino && st.st_mode == d.mode && st.st_uid == d.uid &&
-	       st.st_gid == d.gid && (uint64_t)st.st_size == d.size && pc_ns(st.st_mtim) == d.mtime &&
-	       pc_ns(st.st_ctim) == d.ctime;
+	/* A directory's size and times change with every entry made or
+	 * removed in it: a file the agent writes at the top of its
+	 * workspace, another session, anything new in $HOME or /tmp. A plan
+	 * reads no directory's listing, only the names it looks up there,
+	 * each a dep of its own, present or absent; so for a directory the
+	 * same inode, type, mode and owner are the dep. A file's or a
+	 * link's size and times say its contents are the same. */
+	return S_ISDIR(st.st_mode) || ((uint64_t)st.st_size == d.size && pc_ns(st.st_mtim) == d.mtime &&
+				       pc_ns(st.st_ctim) == d.ctime);
 }
 
 /* read_entry reads the entry name in dir, if it is a private regular file

@@ -14,10 +14,13 @@
 // /run/user/UID/jail/plans for others, where systemd gives each user a
 // private runtime directory), so that no writable bind can reach it under
 // another name (StateDir), and is used only for exactly the same invocation
-// (run flags, uid, gid, working directory, HOME, JAIL_PROFILE_PATH, the
-// jail binary itself) when every file it was planned from (profiles, mount
-// sources and every path met resolving them, copied files) still has the
-// same inode, size, owner, mode and times. Anything else replans.
+// (run flags, uid, gid, working directory, HOME, JAIL_PROFILE_PATH, a
+// session's workspace, the jail binary itself) when every file it was
+// planned from (profiles, mount sources and every path met resolving them,
+// copied files) still has the same inode, owner and mode, and for all but
+// directories the same size and times. Anything else replans. The C side
+// also replays a session's run, opening the session as package sessions
+// would, and jail-sh's, rewriting its arguments as the CLI would.
 package plancache
 
 // #include "plancache/plancache.h"

@@ -33,6 +33,25 @@ unsigned char *plancache_load(char **argv, const unsigned char **plan, size_t *l
  * nothing. */
 void plancache_store(char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen);
 
+/* plancache_session_open opens session id for a replayed run, as
+ * sessions.Open would: the state directory, reached without a symlink,
+ * the caller's and writable by no one else; sessions/ and the session's
+ * directory the caller's alone; its workspace a directory of uid (the
+ * jail's host uid); its lock taken shared (waiting while jail sessions rm
+ * or gc hold it) and still the session's once held, and no secrets file.
+ * *lock is then the lock's fd, close-on-exec, to keep while the run runs.
+ * -1 for anything else: a session to make, a refusal, anything unexpected;
+ * Go opens it then (and says why it cannot), with nothing left held. */
+int plancache_session_open(const char *id, unsigned uid, int *lock);
+
+/* plancache_sh_argv is the jail run that jail-sh's arguments (args: what
+ * follows argv[0], or "sh") stand for, as cmd_sh.go makes it from
+ * JAIL_PROFILE, JAIL_SESSION, JAIL_ALLOW and JAIL_FLAGS: one malloc'd
+ * block. NULL whenever Go's side could differ (a refusal to say, a
+ * character it reads as Unicode, an environment Go would pass on
+ * otherwise): Go rewrites it then. */
+char **plancache_sh_argv(char **args);
+
 /* plancache_state_dir puts jail's state directory, where the cache lives,
  * in buf: /run/jail for root, /run/user/UID/jail for others. It returns -1
  * when buf is too small. */

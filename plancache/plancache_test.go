@@ -132,7 +132,7 @@ func TestNotStored(t *testing.T) {
 		{"no deps (Go: not to be cached)", argv("-p", "default"), nil},
 		{"truncated deps", argv("-p", "default"), depsOf(t, "/")[:10]},
 		{"deps and more", argv("-p", "default"), append(depsOf(t, "/"), 0)},
-		{"a session", argv("-p", "default", "--session", "s"), deps},
+		{"a session id Go refuses", argv("-p", "default", "--session", "-s"), deps},
 		{"a flag run does not have", argv("-p", "default", "--no-such-flag", "x"), deps},
 		{"no command", []string{"jail", "-p", "default"}, deps},
 		{"a subcommand", []string{"jail", "profiles", "--", "true"}, deps},
@@ -297,7 +297,13 @@ func isLink(path string) bool {
 func TestCorrupt(t *testing.T) {
 	run, plans := newRun(t)
 	a := argv("--hostname", "corrupt")
-	if err := store(run, a, []byte("the plan"), depsOf(t, "/", "/etc")); err != nil {
+	// Files: every field of their deps is compared (a directory's size
+	// and times are not).
+	dir := t.TempDir()
+	f1, f2 := filepath.Join(dir, "one"), filepath.Join(dir, "two")
+	os.WriteFile(f1, []byte("1"), 0o600)
+	os.WriteFile(f2, []byte("2"), 0o600)
+	if err := store(run, a, []byte("the plan"), depsOf(t, f1, f2)); err != nil {
 		t.Fatal(err)
 	}
 	entry := filepath.Join(plans, entries(t, plans)[0])
@@ -396,4 +402,82 @@ func TestPrune(t *testing.T) {
 			t.Errorf("h%d: found %v, want %v", i, ok, want)
 		}
 	}
+}
+
+// TestSessionKey: a session's run is cached under its workspace, which
+// JAIL_STATE_DIR (or HOME) places: the same flags with another state
+// directory, or another session, are another plan; an id or a state
+// directory Go refuses is never cached.
+func TestSessionKey(t *testing.T) {
+	run, _ := newRun(t)
+	plan := []byte("a session's plan")
+	dep := filepath.Join(t.TempDir(), "profile.toml")
+	os.WriteFile(dep, []byte("x"), 0o600)
+	a := argv("-p", "agent", "--session", "s1")
+	t.Setenv("JAIL_STATE_DIR", "/state/one")
+	if err := store(run, a, plan, depsOf(t, dep)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := load(run, a); !ok {
+		t.Error("the same session's run missed")
+	}
+	if _, ok := load(run, argv("-p", "agent", "--session", "s1", "--session", "s2")); ok {
+		t.Error("the last --session is the run's: another session's run hit")
+	}
+	t.Setenv("JAIL_STATE_DIR", "/state/one/")
+	if _, ok := load(run, a); !ok {
+		t.Error("the same state directory, spelt otherwise, missed")
+	}
+	t.Setenv("JAIL_STATE_DIR", "/state/two")
+	if _, ok := load(run, a); ok {
+		t.Error("another state directory's session hit")
+	}
+	for _, bad := range [][]string{argv("--session", "../s1"), argv("--session", "")} {
+		if err := store(run, bad, plan, depsOf(t, dep)); err == nil {
+			t.Errorf("%q: stored", bad)
+		}
+	}
+	t.Setenv("JAIL_STATE_DIR", "relative")
+	if err := store(run, a, plan, depsOf(t, dep)); err == nil {
+		t.Error("a relative JAIL_STATE_DIR: stored")
+	}
+}
+
+// TestDirDeps: a directory a plan came from holds while it is the same
+// directory with the same mode and owner, whatever is made or removed in
+// it (the names the plan looked up there are deps of their own); a file
+// holds only while its contents are the same.
+func TestDirDeps(t *testing.T) {
+	run, _ := newRun(t)
+	plan := []byte("plan")
+	dir := filepath.Join(t.TempDir(), "ws")
+	os.Mkdir(dir, 0o700)
+	named := filepath.Join(dir, "named")
+	a := argv("--workspace", dir)
+	if err := store(run, a, plan, depsOf(t, dir, named)); err != nil {
+		t.Fatal(err)
+	}
+	hit := func(want bool, what string) {
+		t.Helper()
+		if _, ok := load(run, a); ok != want {
+			t.Errorf("%s: hit %v, want %v", what, ok, want)
+		}
+	}
+	time.Sleep(10 * time.Millisecond) // times that differ show
+	os.WriteFile(filepath.Join(dir, "made"), nil, 0o600)
+	os.Mkdir(filepath.Join(dir, "sub"), 0o700)
+	hit(true, "files made in the directory")
+	os.Remove(filepath.Join(dir, "made"))
+	hit(true, "a file removed from it")
+	os.WriteFile(named, nil, 0o600)
+	hit(false, "a name the plan looked up there made")
+	os.Remove(named)
+	hit(true, "that name gone again")
+	os.Chmod(dir, 0o755)
+	hit(false, "the directory's mode changed")
+	os.Chmod(dir, 0o700)
+	hit(true, "its mode back")
+	os.Rename(dir, dir+".old")
+	os.Mkdir(dir, 0o700)
+	hit(false, "another directory in its place")
 }

@@ -61,7 +61,9 @@ func (s Session) lockPath() string { return filepath.Join(s.Dir, "lock") }
 // and gid (the jail's host ids: the caller, or for root the unprivileged
 // ids the jail runs as), and takes a shared lock, returned as an open file
 // that must stay open (and be inherited by the runner) while the call
-// runs. Each use marks the session used now.
+// runs. Each use marks the session used now. A replayed run opens its
+// session in C instead (plancache/session.c), which goes on only where
+// this would succeed without making anything, and hands the rest here.
 func Open(state, id string, uid, gid int) (Session, *os.File, error) {
 	if err := Check(id); err != nil {
 		return Session{}, nil, err
@@ -73,49 +75,60 @@ func Open(state, id string, uid, gid int) (Session, *os.File, error) {
 	if err := privateDir(filepath.Join(state, "sessions")); err != nil {
 		return s, nil, err
 	}
-	if err := os.Mkdir(s.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return s, nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	if err := ownedDir(s.Dir, os.Geteuid()); err != nil {
-		return s, nil, err
-	}
-	ws := s.Workspace()
-	if err := os.Mkdir(ws, 0o700); err == nil {
-		if err := os.Chown(ws, uid, gid); err != nil {
-			return s, nil, fmt.Errorf("session %s: %w", id, err)
-		}
-	} else if !errors.Is(err, fs.ErrExist) {
-		return s, nil, fmt.Errorf("session %s: %w", id, err)
-	}
-	var st unix.Stat_t
-	if err := unix.Lstat(ws, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
-		return s, nil, fmt.Errorf("session %s: %s is not a directory of uid %d", id, ws, uid)
-	}
-	// The lock, and that it is still the session's once held: rm renames
-	// a session away under its exclusive lock before removing it.
-	var lock *os.File
+	// rm renames a session away under its exclusive lock before removing
+	// it: a call that waited for the lock of a session removed meanwhile
+	// starts again, and makes the session anew, as a call that came after
+	// the rm would.
 	for tries := 0; ; tries++ {
-		f, err := os.OpenFile(s.lockPath(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return s, nil, fmt.Errorf("session %s: %w", id, err)
+		lock, err := s.open(uid, gid)
+		if err != nil || lock != nil {
+			return s, lock, err
 		}
-		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
-			f.Close()
-			return s, nil, fmt.Errorf("session %s: lock: %w", id, err)
-		}
-		var held, now unix.Stat_t
-		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Lstat(s.lockPath(), &now) == nil && held.Ino == now.Ino && held.Nlink > 0 {
-			lock = f
-			break
-		}
-		f.Close()
 		if tries == 3 {
 			return s, nil, fmt.Errorf("session %s: removed while it opened; try again", id)
 		}
 	}
-	now := time.Now()
-	os.Chtimes(s.lockPath(), now, now)
-	return s, lock, nil
+}
+
+// open makes the session's directory and workspace when missing, and takes
+// the lock; a nil lock and error when the session was removed while it
+// waited for the lock.
+func (s Session) open(uid, gid int) (*os.File, error) {
+	if err := os.Mkdir(s.Dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	if err := ownedDir(s.Dir, os.Geteuid()); err != nil {
+		return nil, err
+	}
+	ws := s.Workspace()
+	if err := os.Mkdir(ws, 0o700); err == nil {
+		if err := os.Chown(ws, uid, gid); err != nil {
+			return nil, fmt.Errorf("session %s: %w", s.ID, err)
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(ws, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != uid {
+		return nil, fmt.Errorf("session %s: %s is not a directory of uid %d", s.ID, ws, uid)
+	}
+	f, err := os.OpenFile(s.lockPath(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.ID, err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("session %s: lock: %w", s.ID, err)
+	}
+	// Still the session's once held?
+	var held, now unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &held) != nil || unix.Lstat(s.lockPath(), &now) != nil || held.Ino != now.Ino || held.Nlink == 0 {
+		f.Close()
+		return nil, nil
+	}
+	t := time.Now()
+	os.Chtimes(s.lockPath(), t, t)
+	return f, nil
 }
 
 // safeState refuses a state directory reached through a symlink, or one
