@@ -82,6 +82,9 @@ fuzz: deps
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzRunPlan$$' -fuzztime $(FUZZTIME) ./jail
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzForward$$' -fuzztime $(FUZZTIME) ./jail
 	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzStatusString$$' -fuzztime $(FUZZTIME) ./jail
+	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzShArgv$$' -fuzztime $(FUZZTIME) .
+	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzSessionID$$' -fuzztime $(FUZZTIME) ./sessions
+	$(GO) test -tags '$(TAGS)' -run '^$$' -fuzz '^FuzzClean$$' -fuzztime $(FUZZTIME) ./sessions
 
 # The built-in profiles and seccomp policies decoded ahead of time
 # (builtin_layers.go), after editing one; a unit test fails while stale.
