@@ -257,18 +257,18 @@ func Remove(state, id string) error {
 	if err := ownedDir(s.Dir, os.Geteuid()); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(s.lockPath(), os.O_RDWR|unix.O_NOFOLLOW, 0)
+	// Made when missing (a session Open has made the directory of but
+	// not yet its lock): removing it unlocked would pull it from under
+	// that call, which now waits for this lock and starts again.
+	f, err := os.OpenFile(s.lockPath(), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Lstat(s.Dir); err != nil {
-			return fmt.Errorf("session %s: %w", id, fs.ErrNotExist)
-		}
+		return fmt.Errorf("session %s: %w", id, fs.ErrNotExist)
 	} else if err != nil {
 		return err
-	} else {
-		defer f.Close()
-		if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
-			return fmt.Errorf("session %s: %w", id, ErrInUse)
-		}
+	}
+	defer f.Close()
+	if unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB) != nil {
+		return fmt.Errorf("session %s: %w", id, ErrInUse)
 	}
 	// Out of the way first, under the lock: a call that starts now makes
 	// the session anew instead of finding it half removed.

@@ -429,3 +429,28 @@ func TestOpenAfterRm(t *testing.T) {
 		})
 	}
 }
+
+// TestRemoveLocksAMissingLock: a session whose lock is not made yet (a
+// call between its directory and its lock) is removed under a lock made
+// for it, which that call then waits for; a lock that is a symlink is
+// refused, never followed.
+func TestRemoveLocksAMissingLock(t *testing.T) {
+	state := session(t, t.TempDir())
+	dir := filepath.Join(state, "sessions", id)
+	must(t, os.Remove(filepath.Join(dir, "lock")))
+	must(t, sessions.Remove(state, id))
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("session without a lock not removed: %v", err)
+	}
+	state = session(t, t.TempDir())
+	dir = filepath.Join(state, "sessions", id)
+	target := filepath.Join(t.TempDir(), "elsewhere")
+	must(t, os.Remove(filepath.Join(dir, "lock")))
+	must(t, os.Symlink(target, filepath.Join(dir, "lock")))
+	if err := sessions.Remove(state, id); err == nil {
+		t.Error("removed through a symlinked lock")
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the symlink's target was made: %v", err)
+	}
+}
