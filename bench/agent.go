@@ -222,7 +222,7 @@ func newAgentEnv() (agentEnv, error) {
 }
 
 // agentLaunchers builds every launcher of the agent mode, in report order:
-// jail's four, bwrap, then the peers (missing ones marked).
+// jail's five, bwrap, then the peers (missing ones marked).
 func agentLaunchers(e agentEnv, jailExe, bwrapExe string) ([]agentLauncher, error) {
 	jailSh, err := jailShell(jailExe, e.scratch)
 	if err != nil {
@@ -239,6 +239,8 @@ func agentLaunchers(e agentEnv, jailExe, bwrapExe string) ([]agentLauncher, erro
 		{launcher: launcher{Name: "jail-sh", Argv: []string{jailSh, "-c", agentShellCommand}, Env: []string{"JAIL_SESSION=" + id + "-sh"}},
 			session: id + "-sh"},
 		{launcher: launcher{Name: "jail-nocgroup", Argv: slices.Concat([]string{jailExe}, ws, lifted, cmd)}},
+		{launcher: launcher{Name: "session-nocgroup", Argv: slices.Concat([]string{jailExe, "-p", "agent", "--session", id + "-nocg"}, lifted, cmd)},
+			session: id + "-nocg"},
 		{launcher: launcher{Name: "bwrap", Argv: append([]string{bwrapExe}, bwrapConfigArgs(e.config, e.mounts)...)}},
 	}
 	for _, p := range peers {

@@ -19,15 +19,15 @@ func printAgentHeader(w io.Writer, p AgentPart, ls []agentLauncher) {
 	fmt.Fprintln(w, "command lines:")
 	for _, l := range ls {
 		if l.missing != "" {
-			fmt.Fprintf(w, "  %-14s not installed: %s\n", l.Name, l.missing)
+			fmt.Fprintf(w, "  %-16s not installed: %s\n", l.Name, l.missing)
 			continue
 		}
-		fmt.Fprintf(w, "  %-14s %s\n", l.Name, commandLine(l.launcher))
+		fmt.Fprintf(w, "  %-16s %s\n", l.Name, commandLine(l.launcher))
 		if l.version != "" {
-			fmt.Fprintf(w, "  %-14s   [%s]\n", "", l.version)
+			fmt.Fprintf(w, "  %-16s   [%s]\n", "", l.version)
 		}
 		if l.isolation != "" {
-			fmt.Fprintf(w, "  %-14s   isolates: %s\n", "", l.isolation)
+			fmt.Fprintf(w, "  %-16s   isolates: %s\n", "", l.isolation)
 		}
 	}
 }
@@ -46,17 +46,17 @@ func favorDynModsWords(p AgentPart) string {
 
 // printAgent prints each launcher's figures and the ratios.
 func printAgent(w io.Writer, p AgentPart) {
-	fmt.Fprintf(w, "  %-14s %8s %8s %8s %5s %8s %9s   (ms per call)\n", "launcher", "median", "p95", "min", "runs", "×bwrap", "per round")
+	fmt.Fprintf(w, "  %-16s %8s %8s %8s %5s %8s %9s   (ms per call)\n", "launcher", "median", "p95", "min", "runs", "×bwrap", "per round")
 	for _, r := range p.Launchers {
 		switch r.Status {
 		case statusMeasured:
-			fmt.Fprintf(w, "  %-14s %8.2f %8.2f %8.2f %5d %8s %9s\n", r.Name, r.Stats.Median, r.Stats.P95, r.Stats.Min, r.Stats.Runs,
+			fmt.Fprintf(w, "  %-16s %8.2f %8.2f %8.2f %5d %8s %9s\n", r.Name, r.Stats.Median, r.Stats.P95, r.Stats.Min, r.Stats.Runs,
 				ratioWord(r.BwrapMedian), ratioWord(r.BwrapRound))
 		case statusNotInstalled:
-			fmt.Fprintf(w, "  %-14s not installed\n", r.Name)
+			fmt.Fprintf(w, "  %-16s not installed\n", r.Name)
 		default:
 			first, _, _ := strings.Cut(r.Error, "\n")
-			fmt.Fprintf(w, "  %-14s FAILED: %s\n", r.Name, first)
+			fmt.Fprintf(w, "  %-16s FAILED: %s\n", r.Name, first)
 		}
 	}
 	fmt.Fprintln(w, "  ×bwrap: the ratio of the medians; per round: the median of each round's ratio")
