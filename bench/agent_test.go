@@ -54,8 +54,8 @@ func TestAgentModeWithStandIn(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{"agent mode", "1 ms idle", "seed 42", "favordynmods", "cgroup ",
-		"jail-sh        JAIL_SESSION=bench-", "--unshare-user", "--bind ", "/workspace",
-		"nsjail         not installed", "srt            not installed", "codex sandbox -P :workspace",
+		"jail-sh          JAIL_SESSION=bench-", "--unshare-user", "--bind ", "/workspace",
+		"nsjail           not installed", "srt              not installed", "session-nocgroup", "codex sandbox -P :workspace",
 		"ratio jail-session/jail-workspace"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
