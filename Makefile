@@ -16,7 +16,7 @@ FUZZTIME ?= 20s
 
 export CGO_ENABLED := 1
 
-.PHONY: test-cgroup2 all build test testdeps fuzz soak demo bench lint deps clean generate
+.PHONY: test-cgroup2 bench-vm all build test testdeps fuzz soak demo bench lint deps clean generate
 
 all: build
 
@@ -49,6 +49,12 @@ test: build testdeps
 # /var/cache/jail-vmtest.
 test-cgroup2: build
 	bash vmtest/run.sh $(CURDIR)/$(BIN)
+
+# The agent mode of the bench on cgroup v2, in the same VM: jail's
+# launchers and bubblewrap under the same emulation, as ratios of medians
+# (vmtest/README.md). Not part of test.
+bench-vm: build
+	BENCH=1 bash vmtest/run.sh $(CURDIR)/$(BIN)
 
 # What the test scripts run, as COMMAND:PACKAGE: a few attack scripts are
 # written in Python (raw keyctl, sockets); the network scripts and the soak

@@ -4,6 +4,11 @@
 # initramfs, and the binaries under test shared over 9p. See README.md.
 #
 #   bash vmtest/run.sh [JAIL_BIN]     (default: $JAIL_BIN, else bin/jail)
+#   BENCH=1 bash vmtest/run.sh [JAIL_BIN]
+#
+# BENCH=1 runs the agent mode of `make bench` instead (agentbench.sh: jail
+# beside bubblewrap, the host's, copied with its libraries), and prints its
+# figures; it asserts nothing about them.
 #
 # Needs root (apt-get, chroot). Caches the kernel and the initramfs in
 # $JAIL_VM_CACHE (default /var/cache/jail-vmtest). Exits non-zero when a
@@ -15,6 +20,8 @@ repo=$(dirname "$here")
 jail_bin=${1:-${JAIL_BIN:-$repo/bin/jail}}
 cache=${JAIL_VM_CACHE:-/var/cache/jail-vmtest}
 vm_timeout=${JAIL_VM_TIMEOUT:-300}
+bench=${BENCH:-}
+[ -z "$bench" ] || vm_timeout=${JAIL_VM_TIMEOUT:-900}
 
 log() { echo "vmtest: $*" >&2; }
 die() {
@@ -185,6 +192,20 @@ cp "$jail_bin" "$share/jail"
 gcc -static -O1 -o "$share/hog" "$repo/testscripts/testdata/hog.c"
 cp "$here/guest.sh" "$share/guest.sh"
 chmod 755 "$share/jail" "$share/hog" "$share/guest.sh"
+if [ -n "$bench" ]; then
+	# The bench runs in guest.sh's place: /init runs that name.
+	cp "$here/agentbench.sh" "$share/guest.sh"
+	gcc -static -O1 -o "$share/clock" "$here/clock.c"
+	# bwrap is dynamic and the guest has no libraries: its loader, renamed
+	# ld.so, runs it with --library-path.
+	bwrap=$(command -v bwrap) || apt_install bubblewrap
+	bwrap=$(command -v bwrap) || die "no bwrap"
+	mkdir "$share/bwrap"
+	cp "$bwrap" "$share/bwrap/bwrap"
+	ldd "$bwrap" | awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | xargs -r cp -L -t "$share/bwrap/"
+	cp -L "$(ldd "$bwrap" | awk '$1 ~ /^\/.*ld-linux/ { print $1 }')" "$share/bwrap/ld.so"
+	chmod 755 "$share/clock" "$share/guest.sh" "$share/bwrap"/*
+fi
 
 # --- the VM -------------------------------------------------------------
 
@@ -194,6 +215,7 @@ accel=tcg
 if [ -w /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo && grep -qE '^kvm_(intel|amd) ' /proc/modules; then
 	accel=kvm
 fi
+[ -z "$bench" ] || echo "$accel" >"$share/accel"
 serial=$cache/last-serial.log
 rm -f "$serial"
 log "booting $kpkg ($accel), guest checks run now (timeout ${vm_timeout}s)"
