@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"jail/jail"
+	"jail/proxy"
 )
 
 // Binding is one variable bound to the only hosts that receive its real
@@ -25,10 +26,6 @@ type Binding struct {
 	Hosts  []string
 	Header string
 }
-
-// PlaceholderPrefix starts every placeholder: recognisable in a log or a
-// server's error, and never a real key's shape.
-const PlaceholderPrefix = "jail-placeholder-"
 
 // caVars are the variables that name the jail's CA bundle, for the tools
 // that read one instead of the distribution's path (Python requests,
@@ -105,7 +102,7 @@ func placeholder() (string, error) {
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", fmt.Errorf("placeholder: %w", err)
 	}
-	return PlaceholderPrefix + hex.EncodeToString(b[:]), nil
+	return proxy.PlaceholderPrefix + hex.EncodeToString(b[:]), nil
 }
 
 // setEnv makes k=v the jail's only value of k: from the profile's env or

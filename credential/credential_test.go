@@ -16,6 +16,7 @@ import (
 
 	"jail/jail"
 	"jail/mount"
+	"jail/proxy"
 )
 
 // sign makes a leaf for names and ips with a's key, as the helper would.
@@ -137,7 +138,7 @@ func TestArm(t *testing.T) {
 			ph = v
 		}
 	}
-	if !strings.HasPrefix(ph, PlaceholderPrefix) || len(ph) != len(PlaceholderPrefix)+32 {
+	if !strings.HasPrefix(ph, proxy.PlaceholderPrefix) || len(ph) != len(proxy.PlaceholderPrefix)+32 {
 		t.Errorf("placeholder %q", ph)
 	}
 	c := cfg.Network.Credentials

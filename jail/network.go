@@ -47,14 +47,9 @@ func credentialsJSON(n Network) string {
 	if len(n.Credentials) == 0 {
 		return ""
 	}
-	type binding struct {
-		Env    string   `json:"env"`
-		Hosts  []string `json:"hosts"`
-		Header string   `json:"header,omitempty"`
-	}
-	bs := make([]binding, len(n.Credentials))
+	bs := make([]CredentialBinding, len(n.Credentials))
 	for i, c := range n.Credentials {
-		bs[i] = binding{c.Env, c.Hosts, c.Header}
+		bs[i] = CredentialBinding{Env: c.Env, Hosts: c.Hosts, Header: c.Header}
 	}
 	b, _ := json.Marshal(bs)
 	fp, _ := json.Marshal(n.CAFingerprint)

@@ -609,7 +609,7 @@ func TestCredentialsChecked(t *testing.T) {
 		want   string
 	}{
 		{"placeholder", func(c *Config) { c.Credentials[0].Placeholder = "x" + phA }, "placeholder"},
-		{"bare prefix", func(c *Config) { c.Credentials[0].Placeholder = placeholderPrefix }, "placeholder"},
+		{"bare prefix", func(c *Config) { c.Credentials[0].Placeholder = PlaceholderPrefix }, "placeholder"},
 		{"no value", func(c *Config) { c.Credentials[0].Value = "" }, "empty value"},
 		{"line break", func(c *Config) { c.Credentials[0].Value = secretA + "\r\nX-Evil: 1" }, "line break"},
 		{"no host", func(c *Config) { c.Credentials[0].Hosts = nil }, "no host"},

@@ -23,9 +23,10 @@ import (
 	"jail/internal/hostname"
 )
 
-// placeholderPrefix starts every placeholder: what the jail's variables
-// hold instead of the secrets.
-const placeholderPrefix = "jail-placeholder-"
+// PlaceholderPrefix starts every placeholder: what the jail's variables
+// hold instead of the secrets; recognisable in a log or a server's error,
+// and never a real key's shape. The planner makes them with it.
+const PlaceholderPrefix = "jail-placeholder-"
 
 // credentials is the run's bindings, and what intercepting their hosts
 // takes.
@@ -119,8 +120,8 @@ func checkCredential(cr *Credential) error {
 	if cr.Env == "" {
 		return errors.New("no variable")
 	}
-	if !strings.HasPrefix(cr.Placeholder, placeholderPrefix) || len(cr.Placeholder) == len(placeholderPrefix) {
-		return fmt.Errorf("the placeholder does not start %q", placeholderPrefix)
+	if !strings.HasPrefix(cr.Placeholder, PlaceholderPrefix) || len(cr.Placeholder) == len(PlaceholderPrefix) {
+		return fmt.Errorf("the placeholder does not start %q", PlaceholderPrefix)
 	}
 	if cr.Value == "" {
 		return errors.New("empty value")
