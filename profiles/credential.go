@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"jail/internal/tomlstrict"
+	"jail/secrets"
 )
 
 // Credential is one [[credential]] table: the variable the program reads,
@@ -48,7 +49,7 @@ func checkCredentialHost(s string) error {
 // checkBoundEnv wants a name a secrets file can hold: letters, digits and
 // '_', not starting with a digit.
 func checkBoundEnv(s string) error {
-	if s == "" || s[0] >= '0' && s[0] <= '9' || strings.Trim(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+	if !secrets.IsKey(s) {
 		return errors.New("want a variable name (letters, digits and '_', not starting with a digit), as the secrets file holds it")
 	}
 	return nil

@@ -78,7 +78,7 @@ func parse(data []byte) (map[string]string, error) {
 			}
 			k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
 			k = strings.TrimSpace(k)
-			if !ok || !varName(k) {
+			if !ok || !IsKey(k) {
 				return nil, fmt.Errorf("line %d: want KEY=value (or TOML)", n)
 			}
 			kv[k] = strings.Trim(strings.TrimSpace(v), `"'`)
@@ -88,7 +88,7 @@ func parse(data []byte) (map[string]string, error) {
 		}
 	}
 	for k, v := range kv {
-		if !varName(k) {
+		if !IsKey(k) {
 			return nil, errors.New("a key is not a variable name (letters, digits, _)")
 		}
 		if strings.ContainsRune(v, 0) {
@@ -101,27 +101,14 @@ func parse(data []byte) (map[string]string, error) {
 	return kv, nil
 }
 
-// varName: letters, digits and _, not starting with a digit.
-func varName(k string) bool {
+// IsKey reports whether k can be a key of a secrets file: letters, digits
+// and _, not starting with a digit. A credential binding's variable must
+// be one (profiles).
+func IsKey(k string) bool {
 	if k == "" || k[0] >= '0' && k[0] <= '9' {
 		return false
 	}
 	return strings.Trim(k, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == ""
-}
-
-// Env reads path and adds its keys to env (after, so they win), returning
-// the new env and the keys.
-func Env(path string, env []string) ([]string, []string, error) {
-	kv, err := Read(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	keys := Keys(kv)
-	out := append([]string(nil), env...)
-	for _, k := range keys {
-		out = append(out, k+"="+kv[k])
-	}
-	return out, keys, nil
 }
 
 // Keys are the names, sorted.
