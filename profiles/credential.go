@@ -182,11 +182,7 @@ func encodeCredentials(b *strings.Builder, cs []Credential) {
 	for _, c := range cs {
 		b.WriteString("\n[[credential]]\n")
 		fmt.Fprintf(b, "env = %s # value: *** (from the secrets file)\n", tomlstrict.Quote(c.Env))
-		q := make([]string, len(c.Hosts))
-		for i, h := range c.Hosts {
-			q[i] = tomlstrict.Quote(h)
-		}
-		fmt.Fprintf(b, "hosts = [%s]\n", strings.Join(q, ", "))
+		fmt.Fprintf(b, "hosts = %s\n", tomlstrict.QuoteList(c.Hosts))
 		if c.Header != "" {
 			fmt.Fprintf(b, "header = %s\n", tomlstrict.Quote(c.Header))
 		}

@@ -47,11 +47,7 @@ func (p *Profile) Encode() ([]byte, error) {
 	num("host_gid", p.User.HostGID)
 
 	b.WriteString("\n[env]\n")
-	keep := make([]string, len(p.Env.Keep))
-	for i, k := range p.Env.Keep {
-		keep[i] = tomlstrict.Quote(k)
-	}
-	kv("keep", "["+strings.Join(keep, ", ")+"]")
+	kv("keep", tomlstrict.QuoteList(p.Env.Keep))
 	b.WriteString("\n[env.set]\n")
 	for _, k := range slices.Sorted(maps.Keys(p.Env.Set)) {
 		str(k, p.Env.Set[k])

@@ -200,11 +200,7 @@ func (n *Network) encode(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "mode = %s\n", tomlstrict.Quote(n.Mode))
 	if len(n.Allow) > 0 {
-		q := make([]string, len(n.Allow))
-		for i, a := range n.Allow {
-			q[i] = tomlstrict.Quote(a)
-		}
-		fmt.Fprintf(b, "allow = [%s]\n", strings.Join(q, ", "))
+		fmt.Fprintf(b, "allow = %s\n", tomlstrict.QuoteList(n.Allow))
 	}
 	if n.UpstreamCA != "" {
 		fmt.Fprintf(b, "upstream_ca = %s\n", tomlstrict.Quote(n.UpstreamCA))

@@ -91,6 +91,15 @@ func headerName(key string) string {
 	return b.String()
 }
 
+// QuoteList writes ss as a TOML array of basic strings, on one line.
+func QuoteList(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = Quote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
 // Quote writes s as a TOML basic string. Control characters are escaped
 // (TOML forbids them raw); bytes that are not UTF-8, which no decoded file
 // holds, become U+FFFD so the output is always valid TOML.

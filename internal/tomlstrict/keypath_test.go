@@ -67,3 +67,20 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+func TestQuoteList(t *testing.T) {
+	for _, ss := range [][]string{nil, {"one"}, {"a", `"b"`, "c\nd"}} {
+		var v struct{ L []string }
+		if _, err := toml.Decode("L = "+QuoteList(ss), &v); err != nil || len(v.L) != len(ss) {
+			t.Fatalf("QuoteList(%q) = %s decodes to %q, %v", ss, QuoteList(ss), v.L, err)
+		}
+		for i := range ss {
+			if v.L[i] != ss[i] {
+				t.Errorf("QuoteList(%q)[%d] decodes to %q", ss, i, v.L[i])
+			}
+		}
+	}
+	if got := QuoteList([]string{"a", "b"}); got != `["a", "b"]` {
+		t.Errorf("QuoteList = %s", got)
+	}
+}
