@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -116,12 +115,9 @@ func setEnv(cfg *jail.Config, k, v string) {
 // readUpstreamCA reads network.upstream_ca: PEM with at least one
 // certificate, and nothing else.
 func readUpstreamCA(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := readBounded(path, "network.upstream_ca")
 	if err != nil {
-		return nil, fmt.Errorf("network.upstream_ca: %w", err)
-	}
-	if len(b) > maxBundle {
-		return nil, fmt.Errorf("network.upstream_ca %s: larger than %d MiB", path, maxBundle>>20)
+		return nil, err
 	}
 	n := 0
 	for rest := b; ; {

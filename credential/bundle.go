@@ -97,14 +97,18 @@ func shownFrom(mounts []mount.Spec, dst string) (string, bool) {
 	return src, found
 }
 
-// readBundle reads a host bundle, bounded.
-func readBundle(path string) ([]byte, error) {
+// readBundle reads a host bundle.
+func readBundle(path string) ([]byte, error) { return readBounded(path, "the system's CA bundle") }
+
+// readBounded reads a PEM file of the host's into the plan, at most
+// maxBundle; what names it in errors.
+func readBounded(path, what string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("the system's CA bundle: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	if len(b) > maxBundle {
-		return nil, fmt.Errorf("the system's CA bundle %s: larger than %d MiB", path, maxBundle>>20)
+		return nil, fmt.Errorf("%s %s: larger than %d MiB", what, path, maxBundle>>20)
 	}
 	return b, nil
 }
