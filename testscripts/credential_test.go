@@ -332,17 +332,27 @@ func TestCredentialProfileShow(t *testing.T) {
 	}
 }
 
+// credentialRunWhile starts a jail that makes one intercepted request and
+// then sleeps 3 s, for a test to look at its processes meanwhile; marker
+// is on the runner's command line. Its stdout comes on done, "" when the
+// run failed (credentialRun said why).
+func credentialRunWhile(t *testing.T, dir string, u *upstream, what string) (marker string, done <-chan string) {
+	marker = fmt.Sprintf("marker-%s-%d", what, time.Now().UnixNano())
+	ch := make(chan string, 1)
+	go func() {
+		out := ""
+		defer func() { ch <- out }()
+		out, _, _ = credentialRun(t, dir, u, `curl -sS -m 20 https://api.test:$TLS/x; sleep 3; echo `+marker)
+	}()
+	return marker, ch
+}
+
 // The helper holds the real value and the CA's key: it is not dumpable,
 // so its /proc files belong to root, not to the uid it runs as, and no
 // process of that uid may ptrace it or read its memory.
 func TestCredentialHelperNotDumpable(t *testing.T) {
 	dir, u := credentialDir(t)
-	marker := fmt.Sprintf("marker-dumpable-%d", time.Now().UnixNano())
-	done := make(chan string, 1)
-	go func() {
-		out, _, _ := credentialRun(t, dir, u, `curl -sS -m 20 https://api.test:$TLS/x; sleep 3; echo `+marker)
-		done <- out
-	}()
+	marker, done := credentialRunWhile(t, dir, u, "dumpable")
 	var helper int
 	for deadline := time.Now().Add(10 * time.Second); helper == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		for _, parent := range procsHolding(marker) {
@@ -378,12 +388,7 @@ func TestCredentialHelperNotDumpable(t *testing.T) {
 // Only jail's runner and its network helper, outside, do.
 func TestCredentialNotInJailMemory(t *testing.T) {
 	dir, u := credentialDir(t)
-	marker := fmt.Sprintf("marker-memory-%d", time.Now().UnixNano())
-	done := make(chan string, 1)
-	go func() {
-		out, _, _ := credentialRun(t, dir, u, `curl -sS -m 20 https://api.test:$TLS/x; sleep 3; echo `+marker)
-		done <- out
-	}()
+	marker, done := credentialRunWhile(t, dir, u, "memory")
 	var jailProcs []int
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		jailProcs = nil
