@@ -255,18 +255,20 @@ func (p *Prepared) add(r *resolver, s Spec, opts Options) error {
 }
 
 func (p *Prepared) addFile(dst string, mode uint32, content []byte) {
-	p.ops.U32(C.MOP_FILE)
-	p.ops.U32(mode)
-	p.ops.Bytes(content)
-	p.ops.Str(dst)
-	p.rootSize += uint64(len(content)) + 4096
-	p.nops++
+	p.addContent(C.MOP_FILE, dst, mode, content)
 }
 
 // addFileOver plans a file mounted over the one at dst. Its content lives
-// on the jail's root tmpfs, unnamed (root.c), so the root's size counts it.
+// on the jail's root tmpfs, unnamed (root.c).
 func (p *Prepared) addFileOver(dst string, mode uint32, content []byte) {
-	p.ops.U32(C.MOP_FILE_OVER)
+	p.addContent(C.MOP_FILE_OVER, dst, mode, content)
+}
+
+// addContent plans an op that carries a file's content (MOP_FILE,
+// MOP_FILE_OVER, same fields): it lives on the jail's root tmpfs, so the
+// root's size counts it.
+func (p *Prepared) addContent(op uint32, dst string, mode uint32, content []byte) {
+	p.ops.U32(op)
 	p.ops.U32(mode)
 	p.ops.Bytes(content)
 	p.ops.Str(dst)
