@@ -1,12 +1,8 @@
 package credential
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
+	"crypto"
 	"crypto/x509"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,13 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"jail/internal/testcert"
 	"jail/jail"
 	"jail/mount"
 	"jail/proxy"
 )
 
-// sign makes a leaf for names and ips with a's key, as the helper would.
-func sign(t *testing.T, a *Authority, names []string, ips []net.IP) *x509.Certificate {
+// sign makes a leaf for names (and addresses) with a's key, as the helper
+// would.
+func sign(t *testing.T, a *Authority, names ...string) *x509.Certificate {
 	t.Helper()
 	ca, err := x509.ParseCertificate(a.Cert)
 	if err != nil {
@@ -30,20 +28,7 @@ func sign(t *testing.T, a *Authority, names []string, ips []net.IP) *x509.Certif
 	if err != nil {
 		t.Fatal(err)
 	}
-	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
-		SerialNumber: big.NewInt(2), DNSNames: names, IPAddresses: ips,
-		NotBefore: time.Now().Add(-time.Minute), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca, &leafKey.PublicKey, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return leaf
+	return testcert.Leaf(t, ca, k.(crypto.Signer), names...).Leaf
 }
 
 // The run CA vouches for the bound hosts only: a copy of its key could
@@ -66,13 +51,13 @@ func TestAuthorityNameConstraints(t *testing.T) {
 		_, err := leaf.Verify(x509.VerifyOptions{Roots: roots, DNSName: name})
 		return err
 	}
-	if err := verify(sign(t, a, []string{"api.example.com"}, nil), "api.example.com"); err != nil {
+	if err := verify(sign(t, a, "api.example.com"), "api.example.com"); err != nil {
 		t.Errorf("a leaf for the bound host does not verify: %v", err)
 	}
-	if err := verify(sign(t, a, []string{"www.google.com"}, nil), "www.google.com"); err == nil {
+	if err := verify(sign(t, a, "www.google.com"), "www.google.com"); err == nil {
 		t.Error("a leaf for another host verifies")
 	}
-	if err := verify(sign(t, a, []string{"api.example.com"}, []net.IP{net.ParseIP("192.0.2.1")}), "api.example.com"); err == nil {
+	if err := verify(sign(t, a, "api.example.com", "192.0.2.1"), "api.example.com"); err == nil {
 		t.Error("a leaf with an IP address verifies")
 	}
 }

@@ -9,16 +9,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -30,6 +26,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"jail/internal/testcert"
 )
 
 // The secrets, and the placeholders the jail holds instead.
@@ -42,59 +40,6 @@ const (
 	downSize = 20000
 	upSize   = 10000
 )
-
-// testCA is a certificate authority, ECDSA P-256, constrained to names
-// when given (as the run's is).
-func testCA(t *testing.T, cn string, names ...string) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:                big.NewInt(time.Now().UnixNano()),
-		Subject:                     pkix.Name{CommonName: cn},
-		NotBefore:                   time.Now().Add(-time.Minute),
-		NotAfter:                    time.Now().Add(24 * time.Hour),
-		IsCA:                        true,
-		BasicConstraintsValid:       true,
-		KeyUsage:                    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		PermittedDNSDomains:         names,
-		PermittedDNSDomainsCritical: len(names) > 0,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca, key
-}
-
-// testLeaf is a server certificate for names, signed by ca.
-func testLeaf(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, names ...string) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: names[0]},
-		DNSNames:     names,
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 func pool(certs ...*x509.Certificate) *x509.CertPool {
 	p := x509.NewCertPool()
@@ -135,8 +80,8 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 	t.Helper()
 	f := &fixture{got: make(chan seen, 64), gotRaw: make(chan seen, 64)}
 	var runKey, upKey *ecdsa.PrivateKey
-	f.runCA, runKey = testCA(t, "jail run", "api.test", "second.test")
-	f.upCA, upKey = testCA(t, "upstream root")
+	f.runCA, runKey = testcert.CA(t, "jail run", "api.test", "second.test")
+	f.upCA, upKey = testcert.CA(t, "upstream root")
 	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Upgrade") == "websocket" {
 			// Switched, then an echo.
@@ -154,7 +99,7 @@ func newFixture(t *testing.T, o fixtureOpts) *fixture {
 		w.Write(bytes.Repeat([]byte("d"), downSize))
 	}))
 	up.EnableHTTP2 = !o.upstreamH1
-	up.TLS = &tls.Config{Certificates: []tls.Certificate{testLeaf(t, f.upCA, upKey, "api.test", "second.test", "other.test")}}
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{testcert.Leaf(t, f.upCA, upKey, "api.test", "second.test", "other.test")}}
 	up.StartTLS()
 	t.Cleanup(up.Close)
 	plain := server(t, func(c net.Conn) {
@@ -589,9 +534,9 @@ func TestInterceptOtherPort(t *testing.T) {
 // TestCredentialsChecked: bindings and an authority the helper cannot use
 // end it before anything is served, and the error never holds a value.
 func TestCredentialsChecked(t *testing.T) {
-	ca, key := testCA(t, "run", "api.test")
+	ca, key := testcert.CA(t, "run", "api.test")
 	keyDER, _ := x509.MarshalPKCS8PrivateKey(key)
-	_, other := testCA(t, "other")
+	_, other := testcert.CA(t, "other")
 	otherDER, _ := x509.MarshalPKCS8PrivateKey(other)
 	good := func() Config {
 		return Config{Credentials: []Credential{{Env: "K", Hosts: []string{"api.test"}, Placeholder: phA, Value: secretA}},
