@@ -583,24 +583,9 @@ func TestCredentialsChecked(t *testing.T) {
 // TestMainBadAuthority: started with an authority it cannot read, the
 // helper says so on the report pipe and ends with 125.
 func TestMainBadAuthority(t *testing.T) {
-	reportR, reportW, _ := os.Pipe()
-	configR, configW, _ := os.Pipe()
-	lifeR, lifeW, _ := os.Pipe()
-	defer lifeW.Close()
 	cfg, _ := json.Marshal(Config{Mode: "allowlist", CACert: []byte("junk"), CAKey: []byte("junk"),
 		Credentials: []Credential{{Env: "K", Hosts: []string{"api.test"}, Placeholder: phA, Value: secretA}}})
-	configW.Write(cfg)
-	configW.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "_PROXY_TEST_MAIN=1")
-	cmd.ExtraFiles = []*os.File{reportW, configR, lifeR}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	reportW.Close()
-	b, _ := io.ReadAll(reportR)
-	err := cmd.Wait()
-	got := strings.TrimSpace(string(b))
+	got, err := mainRefuses(t, cfg)
 	if !strings.HasPrefix(got, "jail: network helper: configuration: the run's certificate authority: ") || strings.Contains(got, secretA) {
 		t.Errorf("said %q", got)
 	}

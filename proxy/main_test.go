@@ -6,6 +6,7 @@ package proxy
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -105,11 +106,25 @@ func TestMainNone(t *testing.T) {
 // TestMainBadMode: a mode the helper does not serve is said on the report
 // pipe, and it ends with 125.
 func TestMainBadMode(t *testing.T) {
+	got, err := mainRefuses(t, []byte(`{"mode":"host"}`))
+	if got != `jail: network helper: configuration: mode "host"` {
+		t.Errorf("said %q", got)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 {
+		t.Errorf("exit: %v, want 125", err)
+	}
+}
+
+// mainRefuses starts the helper (Main, in this test binary) with config
+// and no sockets, and returns what it said on the report pipe and how it
+// ended: for a configuration it must refuse before serving.
+func mainRefuses(t *testing.T, config []byte) (string, error) {
+	t.Helper()
 	reportR, reportW, _ := os.Pipe()
 	configR, configW, _ := os.Pipe()
 	lifeR, lifeW, _ := os.Pipe()
 	defer lifeW.Close()
-	configW.WriteString(`{"mode":"host"}`)
+	configW.Write(config)
 	configW.Close()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "_PROXY_TEST_MAIN=1")
@@ -118,15 +133,8 @@ func TestMainBadMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	reportW.Close()
-	b := make([]byte, 200)
-	n, _ := reportR.Read(b)
-	err := cmd.Wait()
-	if got := strings.TrimSpace(string(b[:n])); got != `jail: network helper: configuration: mode "host"` {
-		t.Errorf("said %q", got)
-	}
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 125 {
-		t.Errorf("exit: %v, want 125", err)
-	}
+	b, _ := io.ReadAll(reportR)
+	return strings.TrimSpace(string(b)), cmd.Wait()
 }
 
 func next(t *testing.T, lines chan string) string {
