@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,9 +36,11 @@ import (
 //	                           controlling terminal); once its output holds WAIT,
 //	                           type KEYS (Go-quoted: "\x03" is ^C); check its exit
 //	helper TEXT ARGV0          describe the jail's helper ARGV0 (procs_test.go); its pid goes in $HELPER_PID
-//	waitproc TEXT              wait (10 s at most) for a host process whose command line holds TEXT
-//	noproc TEXT                wait (10 s at most) until no host process's command line holds TEXT
-//	                           (TEXT pid:N: until process N is gone)
+//	waitproc TEXT              wait (10 s at most) for a host process whose arguments hold TEXT's
+//	                           words, whole and in order ("sleep 3" is not "sleep 3601")
+//	noproc TEXT                wait (10 s at most) until no host process's arguments hold TEXT's
+//	                           (TEXT pid:N: until process N is gone; orphan:COMM: until no
+//	                           process named COMM is left to pid 1)
 //	sentinel [-as USER] NAME   start a host process (sleep) as USER; it is killed at the end
 //	alive NAME                 the sentinel NAME is still running
 //	chown USER PATH...         chown -R
@@ -348,6 +351,8 @@ func waitProc(ts *testscript.TestScript, neg bool, args []string, want bool) {
 				pid, _ := strconv.Atoi(n)
 				pids = append(pids, pid)
 			}
+		} else if comm, ok := strings.CutPrefix(args[0], "orphan:"); ok {
+			pids = findOrphans(comm)
 		} else {
 			pids = findProcs(args[0])
 		}
@@ -361,8 +366,13 @@ func waitProc(ts *testscript.TestScript, neg bool, args []string, want bool) {
 	}
 }
 
+// findProcs lists the host processes whose arguments hold text's words as
+// consecutive whole arguments: scripts run in parallel, and "sleep 3" must
+// not find another script's "sleep 3601". The jail's own command line names
+// the text too: a process whose first argument is a jail binary is skipped.
 func findProcs(text string) []int {
 	var pids []int
+	want := strings.Fields(text)
 	entries, _ := os.ReadDir("/proc")
 	self := os.Getpid()
 	for _, e := range entries {
@@ -371,12 +381,52 @@ func findProcs(text string) []int {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(cmdline) == 0 {
+			continue
+		}
+		args := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+		if filepath.Base(args[0]) == "jail" || filepath.Base(args[0]) == "jail-sh" {
+			continue
+		}
+		if holdsRun(args, want) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// holdsRun says args holds want as consecutive elements.
+func holdsRun(args, want []string) bool {
+	for i := 0; i+len(want) <= len(args); i++ {
+		if slices.Equal(args[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+// findOrphans lists the host processes named comm whose parent is pid 1: a
+// run's init stage left behind once its runner is gone. Live runs of other
+// scripts have a runner for a parent and are not counted.
+func findOrphans(comm string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
 		if err != nil {
 			continue
 		}
-		line := string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}))
-		// The jail's own command line names the text too: skip it.
-		if strings.Contains(line, text) && !strings.Contains(line, "jail ") {
+		// pid (comm) state ppid ...
+		open, end := bytes.IndexByte(st, '('), bytes.LastIndexByte(st, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		rest := strings.Fields(string(st[end+1:]))
+		if string(st[open+1:end]) == comm && len(rest) > 1 && rest[0] != "Z" && rest[1] == "1" {
+			pid, _ := strconv.Atoi(e.Name())
 			pids = append(pids, pid)
 		}
 	}
