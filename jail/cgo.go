@@ -3,8 +3,8 @@ package jail
 // The C files of this package run before the Go runtime, from the
 // constructor in entry.c, which lists every way the binary is entered: the
 // runner (runner.c, and its concerns: runplan.c, report.c, relay.c,
-// callerfd.c, signals.c, runlimits.c, proxyctl.c, userns.c, selfexec.c) and
-// the init stage (init.c, pid1.c, exec.c, fds.c, netns.c, tun.c).
+// callerfd.c, signals.c, runlimits.c, proxyctl.c, userns.c, selfexec.c,
+// stagestart.c) and the init stage (init.c, pid1.c, exec.c, fds.c, netns.c, tun.c).
 
 // #cgo CFLAGS: -I${SRCDIR}/.. -O2 -Wall -Wextra -Wno-unused-parameter -std=gnu11
 import "C"

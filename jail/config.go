@@ -3,8 +3,9 @@
 // a constructor before the Go runtime: the runner (runner.c) is jail's own
 // process from then on: it starts the init stage, writes its id maps, sends
 // it the plan, forwards signals, enforces the wall-time limit and reports;
-// the init stage (init.c, exec.c, pid1.c) is the binary re-executed in the
-// new namespaces, builds the jail, execs the command and stays as PID 1.
+// the init stage (init.c, exec.c, pid1.c) is a fork of the runner, scrubbed
+// (stagestart.c), that makes the new namespaces, builds the jail, execs the
+// command and stays as PID 1.
 // A plan cached by plancache is replayed by the runner without Go at all.
 package jail
 

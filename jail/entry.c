@@ -154,9 +154,6 @@ static void enter_run(char **argv, uint64_t started)
 	runner_main(&plan, cmd, h.status_to, h.started);
 }
 
-/* enter_init is the init stage, started by the runner (selfexec.c). */
-static void enter_init(char **argv, uint64_t started) { _exit(init_stage()); }
-
 /* enter_userns holds a user namespace open, for jail check's probe
  * (preflight/userns.go), until stdin ends. */
 static void enter_userns(char **argv, uint64_t started)
@@ -176,7 +173,6 @@ static const struct {
 } entries[] = {
 	{NULL, enter_caller},    /* a cached plan replayed (jail-sh's too), or Go plans */
 	{"run", enter_run},      /* the runner (runner.c), for a plan Go made */
-	{"init", enter_init},    /* the init stage (init.c), then the jail's PID 1 (pid1.c) */
 	{"userns", enter_userns}, /* jail check's user namespace probe */
 	{"proxy", NULL},         /* the allowlist proxy (proxyctl.c starts it): Go's, jail/proxystage.go */
 };

@@ -1,10 +1,9 @@
-/* The init stage: the jail binary re-executed by the runner (entry.c's
- * "init"). It makes the jail's namespaces, takes the command's ids in its
- * user namespace, and becomes the jail's PID 1, which forks the command,
- * builds the root and stays (pid1.c). C, run from the constructor before
- * the Go runtime starts: unshare(CLONE_NEWUSER) needs a process of one
- * thread, and a jail pays for one Go start, not two. It never returns to
- * Go. */
+/* The init stage: a fork of the runner, scrubbed of what is the runner's
+ * alone (stagestart.c). It makes the jail's namespaces, takes the
+ * command's ids in its user namespace, and becomes the jail's PID 1, which
+ * forks the command, builds the root and stays (pid1.c). C, as the runner
+ * is, before any Go runtime: unshare(CLONE_NEWUSER) needs a process of one
+ * thread. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>

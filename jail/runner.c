@@ -24,8 +24,8 @@
 #include "jail/callerfd.h"
 #include "jail/runlimits.h"
 #include "jail/runner.h"
-#include "jail/selfexec.h"
 #include "jail/signals.h"
+#include "jail/stagestart.h"
 #include "jail/userns.h"
 #include "seccomp/sc.h"
 
@@ -132,7 +132,7 @@ static void runner_pipes(struct runner *r, char **argv)
 
 /* runner_spawn makes the run's cgroup, limited, and starts the init stage.
  * On v2 the cgroup comes before anything of the jail exists: the init
- * stage starts inside it. On v1 while the init stage execs and makes its
+ * stage starts inside it. On v1 while the init stage starts and makes its
  * user namespace, which takes longer: it is moved in before it starts
  * anything (runner_send). */
 static void runner_spawn(struct runner *r)
@@ -151,7 +151,7 @@ static void runner_spawn(struct runner *r)
 		fail(r);
 	}
 	int nfds = FD_NFIXED + (int)p->ntrees;
-	r->stage = stage_spawn(r->child, nfds, p->max_output ? r->out_pipe : NULL, r->cg.dir_fd);
+	r->stage = stage_spawn(r->child, nfds, p->max_output ? r->out_pipe : NULL, r->cg.dir_fd, p);
 	if (r->stage < 0) {
 		jerr_set(&r->e, errno, "start the init stage");
 		fail(r);

@@ -1,6 +1,6 @@
 /* Starting this binary again as another of its stages (selfexec.c; the
- * stages are listed in entry.c): the init stage from the runner, and the
- * allowlist proxy (proxyctl.c). The child's side is written once. */
+ * stages are listed in entry.c): the allowlist proxy (proxyctl.c). The
+ * init stage's fork (stagestart.c) moves its fds with the same helpers. */
 #ifndef JAIL_SELFEXEC_H
 #define JAIL_SELFEXEC_H
 
@@ -21,11 +21,5 @@ int selfexec_fds(const int *high, int n, int base);
  * if the parent is gone already), and executes this binary as the stage
  * in envp. It returns only if the exec fails. */
 void selfexec(char *const argv[], char *const envp[], const sigset_t *dfl, pid_t parent);
-
-/* stage_spawn starts the init stage with the fds stage.h lays out and,
- * when the output is relayed, the pipes out as its stdout and stderr. On
- * cgroup v2 it starts in the run's cgroup (CLONE_INTO_CGROUP): no attach,
- * and no moment outside it. */
-pid_t stage_spawn(const int *fds, int nfds, const int *out, int cgroup_fd);
 
 #endif

@@ -1,8 +1,8 @@
-/* The init stage's contract with the runner that starts it (selfexec.c's
+/* The init stage's contract with the runner that starts it (stagestart.c's
  * stage_spawn, runner.c): which fds carry what, the flags of the plan's
  * process section, and what PID 1 reports. The init stage, PID 1 and the
- * command's process before its exec are C (init.c, pid1.c, exec.c), run
- * from the re-executed binary's constructor before the Go runtime starts:
+ * command's process before its exec are C (init.c, pid1.c, exec.c), a
+ * fork of the runner with no exec between, before any Go runtime:
  * unshare(CLONE_NEWUSER) needs a process of one thread, and a jail pays
  * for one Go start (the planner's, and none on a cached plan), not two. */
 #ifndef JAIL_STAGE_H
@@ -16,7 +16,7 @@
 #include "jail/runplan.h"
 
 /* The stage entry: the runner sets this variable when it re-executes
- * /proc/self/exe (entry.c lists every stage). */
+ * /proc/self/exe as another stage (entry.c lists every stage). */
 #define JAIL_STAGE_ENV "_JAIL_STAGE="
 /* The run stage's hand-over memfd, by fd number (jail/run.go sets it): the
  * variable's name, for getenv (JAIL_STAGE_ENV is "name=", for an envp). */

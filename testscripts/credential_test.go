@@ -391,11 +391,24 @@ func TestCredentialNotInJailMemory(t *testing.T) {
 	if len(jailProcs) < 2 {
 		t.Fatalf("found the jail's processes %v, want its PID 1 and the command", jailProcs)
 	}
+	// PID 1 is a fork of jail's runner (stagestart.c): besides the plan's
+	// secrets, the caller's environment (realValue is a prefix of the
+	// host's EXAMPLE_API_KEY) and command line ("--credential ENV@HOST")
+	// must be gone from it, and its command line be "jail" alone.
 	for _, pid := range jailProcs {
-		for _, needle := range []string{realValue, `"ca_key"`} {
+		for _, needle := range []string{realValue, `"ca_key"`, "EXAMPLE_API_KEY@api.test"} {
 			if n := memCount(t, pid, needle); n > 0 {
 				t.Errorf("process %d (%s) holds %q %d times in its memory", pid, comm(pid), needle, n)
 			}
+		}
+		if comm(pid) != "jail-init" {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.TrimRight(string(cmdline), "\x00") != "jail" {
+			t.Errorf("PID 1 (%d) has the command line %q, want \"jail\"", pid, cmdline)
+		}
+		if env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); len(bytes.Trim(env, "\x00")) > 0 {
+			t.Errorf("PID 1 (%d) has an environment: %q", pid, env)
 		}
 	}
 	<-done
