@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/plancache"
+	"github.com/jail-sandbox/jail/plancache"
 )
 
 // The plan cache reads jail's arguments in C (plancache/args.c), before Go

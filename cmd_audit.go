@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/audit"
+	"github.com/jail-sandbox/jail/audit"
 )
 
 // auditCommand is `jail audit tail|summary`.

@@ -6,7 +6,7 @@ package main
 import (
 	"github.com/urfave/cli/v2"
 
-	"jail/preflight"
+	"github.com/jail-sandbox/jail/preflight"
 )
 
 // checkCommand is `jail check`.

@@ -9,8 +9,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/profiles"
-	"jail/secrets"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/secrets"
 )
 
 // profilesCommand is `jail profiles`.

@@ -15,10 +15,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/jail"
-	"jail/plancache"
-	"jail/profiles"
-	"jail/sandbox"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/plancache"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/sandbox"
 )
 
 const runExample = `Example:

@@ -12,9 +12,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/profiles"
-	"jail/seccomp"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // seccompCommand is `jail seccomp list|groups|show|export|import`.

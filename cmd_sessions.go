@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/sessions"
+	"github.com/jail-sandbox/jail/sessions"
 )
 
 // sessionsCommand is `jail sessions list|rm|gc`.

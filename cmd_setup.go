@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/setup"
+	"github.com/jail-sandbox/jail/setup"
 )
 
 // setupCommand is `jail setup`.

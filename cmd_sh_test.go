@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"jail/plancache"
+	"github.com/jail-sandbox/jail/plancache"
 )
 
 // JAIL_ALLOW and JAIL_FLAGS become run flags, in order; anything that would

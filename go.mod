@@ -1,4 +1,4 @@
-module jail
+module github.com/jail-sandbox/jail
 
 go 1.26.3
 

@@ -25,7 +25,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"jail/profiles"
+	"github.com/jail-sandbox/jail/profiles"
 )
 
 // Exit statuses of jail's own: the command's status passes through

@@ -13,8 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
-	"jail/profiles"
-	"jail/sessions"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/sessions"
 )
 
 // overrideFlags are the flags that change a profile, for run and for

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"jail/jail"
+	"github.com/jail-sandbox/jail/jail"
 )
 
 // Record is one run's line: who ran what, where and when, then the run's

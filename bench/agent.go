@@ -19,10 +19,10 @@ import (
 	"strings"
 	"time"
 
-	"jail/cgroup"
-	"jail/internal/stats"
-	"jail/jail"
-	hostsetup "jail/setup"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/internal/stats"
+	"github.com/jail-sandbox/jail/jail"
+	hostsetup "github.com/jail-sandbox/jail/setup"
 )
 
 // agentShellCommand is what each call's shell runs: nothing, so that the

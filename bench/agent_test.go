@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
-	"jail/jail"
-	"jail/mount"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
 )
 
 // TestAgentModeWithStandIn runs the agent mode alone, briefly, with the

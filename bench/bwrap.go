@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"jail/jail"
-	"jail/mount"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
 )
 
 // bwrapSystemDirs are the host system trees jail's default profile mounts

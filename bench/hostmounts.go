@@ -11,9 +11,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"jail/jail"
-	"jail/mount"
-	"jail/profiles"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/profiles"
 )
 
 // hostMount is one entry of a jail's mount list as a bind-mounting sandbox

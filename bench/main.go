@@ -43,7 +43,7 @@ import (
 	"strings"
 	"time"
 
-	"jail/internal/stats"
+	"github.com/jail-sandbox/jail/internal/stats"
 )
 
 // target is the command every launcher runs.

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"jail/internal/stats"
+	"github.com/jail-sandbox/jail/internal/stats"
 )
 
 // launcher is one way of running the target: a name and a full argv whose

@@ -30,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	"jail/internal/stats"
+	"github.com/jail-sandbox/jail/internal/stats"
 )
 
 // benchHost is the name the jail reaches the bench's servers by, pinned

@@ -17,9 +17,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
-	"jail/jail"
-	"jail/mount"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
 )
 
 // peer is a sandbox the agent mode measures when its command is on PATH.

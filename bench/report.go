@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"jail/internal/stats"
+	"github.com/jail-sandbox/jail/internal/stats"
 )
 
 // latencyPart measures the launchers one call at a time, alternating, and

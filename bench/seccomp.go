@@ -5,9 +5,9 @@ import (
 	"io"
 	"time"
 
-	"jail/internal/stats"
-	"jail/seccomp"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/internal/stats"
+	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // compiledPolicy is the policy whose first-time compile is timed: the one

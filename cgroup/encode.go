@@ -10,7 +10,7 @@ import "C"
 import (
 	"math"
 
-	"jail/internal/wire"
+	"github.com/jail-sandbox/jail/internal/wire"
 )
 
 // Limits are what a run's cgroup holds the jail to; zero is none.

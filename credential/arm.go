@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"jail/jail"
-	"jail/proxy"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 // Binding is one variable bound to the only hosts that receive its real

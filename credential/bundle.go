@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"jail/mount"
+	"github.com/jail-sandbox/jail/mount"
 )
 
 // bundlePaths are where distributions keep the system's CA bundle (the

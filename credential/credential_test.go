@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"jail/internal/testcert"
-	"jail/jail"
-	"jail/mount"
-	"jail/proxy"
+	"github.com/jail-sandbox/jail/internal/testcert"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 // sign makes a leaf for names (and addresses) with a's key, as the helper

@@ -10,4 +10,4 @@ package jail
 import "C"
 
 // The constructor in entry.c calls plancache's C side.
-import _ "jail/plancache"
+import _ "github.com/jail-sandbox/jail/plancache"

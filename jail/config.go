@@ -12,8 +12,8 @@ package jail
 import (
 	"time"
 
-	"jail/mount"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // Config is one run, fully resolved: everything the jail needs and nothing it

@@ -14,10 +14,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"jail/cgroup"
-	"jail/internal/wire"
-	"jail/mount"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/internal/wire"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // seedConfigs are runs NewPlan plans: the decoders' real input, which the

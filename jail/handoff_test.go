@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/plancache"
+	"github.com/jail-sandbox/jail/plancache"
 )
 
 // TestHandoffBoundary: the hand-over Go writes (Plan.memfd), the runner

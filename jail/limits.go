@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
+	"github.com/jail-sandbox/jail/cgroup"
 )
 
 // LimitsRecord is the status record's "limits": what the run was held to,

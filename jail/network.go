@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"jail/proxy"
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 // proxyConfig is the network helper's configuration, for the runner to

@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
-	"jail/cgroup"
-	"jail/internal/wire"
-	"jail/mount"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/internal/wire"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // Plan is one run, planned: the run plan the runner (runner.c) carries

@@ -9,7 +9,7 @@ package jail
 import (
 	"os"
 
-	"jail/proxy"
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 func init() {

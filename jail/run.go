@@ -23,8 +23,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/internal/wire"
-	"jail/plancache"
+	"github.com/jail-sandbox/jail/internal/wire"
+	"github.com/jail-sandbox/jail/plancache"
 )
 
 // The runner's stage variables (entry.c reads them).

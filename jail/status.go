@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/proxy"
+	"github.com/jail-sandbox/jail/proxy"
 )
 
 // Result is how the command ended and what it cost.

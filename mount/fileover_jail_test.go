@@ -21,11 +21,11 @@ import (
 	"testing"
 	"time"
 
-	"jail/internal/testhost"
-	"jail/jail"
-	"jail/mount"
-	"jail/profiles"
-	"jail/sandbox"
+	"github.com/jail-sandbox/jail/internal/testhost"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/sandbox"
 )
 
 // childEnv marks the copy of this test run as the unprivileged user.

@@ -22,7 +22,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/internal/wire"
+	"github.com/jail-sandbox/jail/internal/wire"
 )
 
 // Options says who clones the bind sources, and which host paths no

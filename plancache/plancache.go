@@ -32,7 +32,7 @@ import (
 	"sort"
 	"syscall"
 
-	"jail/internal/wire"
+	"github.com/jail-sandbox/jail/internal/wire"
 )
 
 // StateDir is jail's state directory, where the cache lives (dir.c says

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"jail/internal/wire"
+	"github.com/jail-sandbox/jail/internal/wire"
 )
 
 // newRun makes a directory that stands for /run: the caller's runtime

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"jail/cgroup"
-	"jail/jail"
-	"jail/setup"
+	"github.com/jail-sandbox/jail/cgroup"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/setup"
 )
 
 // builtinLimits are the cgroup limits of the built-in profiles.

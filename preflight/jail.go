@@ -7,9 +7,9 @@ import (
 	"syscall"
 	"time"
 
-	"jail/jail"
-	"jail/mount"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // wholeJail builds a real jail and runs a command in it: pivot_root, a

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // underFilter reports whether this process runs under a seccomp filter

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"syscall"
 
-	"jail/setup"
+	"github.com/jail-sandbox/jail/setup"
 )
 
 // userNamespaces checks the knobs that are known to refuse user namespaces,

@@ -6,20 +6,20 @@ package profiles
 // TestBuiltinLayersGenerated fails when the file is stale; should a change
 // to the types stop it compiling, empty its map and run go generate.
 
-//go:generate go run -tags jailgen jail/internal/builtingen profiles
+//go:generate go run -tags jailgen github.com/jail-sandbox/jail/internal/builtingen profiles
 
 import (
 	"fmt"
 	"strings"
 
-	"jail/internal/golit"
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/golit"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 // builtinLayersFile returns builtin_layers.go as go generate writes it,
 // before gofmt.
 func builtinLayersFile() (string, error) {
-	w := golit.Writer{Pkg: "jail/profiles"}
+	w := golit.Writer{Pkg: "github.com/jail-sandbox/jail/profiles"}
 	var b strings.Builder
 	b.WriteString("// builtinLayers are the built-in profiles' layers, by source id.\n")
 	b.WriteString("var builtinLayers = map[string]func() *layer{\n")

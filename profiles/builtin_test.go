@@ -4,9 +4,9 @@ import (
 	"reflect"
 	"testing"
 
-	"jail/internal/searchpath"
-	"jail/internal/testfiles"
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/searchpath"
+	"github.com/jail-sandbox/jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 // TestBuiltinLayersGenerated keeps builtin_layers.go, the built-ins decoded

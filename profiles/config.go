@@ -14,8 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/jail"
-	"jail/mount"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
 )
 
 // Config builds one run's configuration: argv is the command, hostEnv the

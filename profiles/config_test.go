@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/internal/testfiles"
-	"jail/jail"
-	"jail/mount"
+	"github.com/jail-sandbox/jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/mount"
 )
 
 var hostEnv = []string{

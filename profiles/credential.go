@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"jail/internal/tomlstrict"
-	"jail/secrets"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/secrets"
 )
 
 // Credential is one [[credential]] table: the variable the program reads,

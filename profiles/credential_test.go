@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/testfiles"
 )
 
 // A child's binding of a variable replaces its parent's; others add up;

@@ -7,8 +7,8 @@ import (
 	"errors"
 	"slices"
 
-	"jail/internal/tomlstrict"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // Problem is one thing wrong with a profile, located in its file.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 // mounts decodes the [[mount]] list; a destination mounted twice in one file

@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"jail/internal/tomlstrict"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // Encode writes the resolved profile as TOML that Load accepts: every key

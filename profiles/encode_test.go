@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"jail/internal/testfiles"
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 // reload decodes Encode's output as a profile file on its own, looking

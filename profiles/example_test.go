@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"log"
 
-	"jail/profiles"
+	"github.com/jail-sandbox/jail/profiles"
 )
 
 // Example shows what the CLI does for `jail -p agent --workspace proj -- CMD`:

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/jail"
+	"github.com/jail-sandbox/jail/jail"
 )
 
 var errCores = errors.New(`want a number of cores such as 1, 0.5 or 2.0, or "unlimited"`)

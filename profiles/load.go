@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"jail/internal/searchpath"
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/searchpath"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 // The built-in profiles, embedded so the binary needs no files to run.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/testfiles"
 )
 
 func mustLoad(t *testing.T, ref string, opts Options) *Profile {

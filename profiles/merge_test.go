@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/testfiles"
 )
 
 func TestMerge(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"jail/internal/hostname"
-	"jail/internal/tomlstrict"
-	"jail/jail"
+	"github.com/jail-sandbox/jail/internal/hostname"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/jail"
 )
 
 // Network modes.

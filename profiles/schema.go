@@ -16,9 +16,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/mount"
-	"jail/seccomp"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // Profile is one resolved profile: its `extends` chain merged, every default

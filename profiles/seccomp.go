@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // seccomp decodes a profile's [seccomp] table. It names its policy one way

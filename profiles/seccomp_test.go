@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"jail/internal/testfiles"
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 func mustPolicy(t testing.TB, name string, opts Options) *seccomp.Policy {

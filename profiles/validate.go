@@ -15,7 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 // maxID is the largest uid or gid: (uid_t)-1 means "no change" to the

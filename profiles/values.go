@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/jail"
+	"github.com/jail-sandbox/jail/jail"
 )
 
 const unlimited = "unlimited"

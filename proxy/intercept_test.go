@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"jail/internal/testcert"
+	"github.com/jail-sandbox/jail/internal/testcert"
 )
 
 // The secrets, and the placeholders the jail holds instead.

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"jail/internal/hostname"
+	"github.com/jail-sandbox/jail/internal/hostname"
 )
 
 // recordable is s as the record keeps it: printable ASCII, with what JSON

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"jail/internal/hostname"
+	"github.com/jail-sandbox/jail/internal/hostname"
 )
 
 // PlaceholderPrefix starts every placeholder: what the jail's variables

@@ -10,7 +10,7 @@ import (
 	"net"
 	"net/netip"
 
-	"jail/netstack"
+	"github.com/jail-sandbox/jail/netstack"
 )
 
 // transparent is the proxy as the stack's netstack.Handler.

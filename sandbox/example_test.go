@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"jail/profiles"
-	"jail/sandbox"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/sandbox"
 )
 
 // A worker runs an agent's command in the default profile, with a time

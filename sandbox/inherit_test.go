@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"jail/profiles"
-	"jail/sandbox"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/sandbox"
 )
 
 // While a jail runs, the caller's other children inherit nothing of it: the

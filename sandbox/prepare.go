@@ -10,11 +10,11 @@ import (
 	"runtime/debug"
 	"time"
 
-	"jail/credential"
-	"jail/jail"
-	"jail/plancache"
-	"jail/profiles"
-	"jail/secrets"
+	"github.com/jail-sandbox/jail/credential"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/plancache"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/secrets"
 )
 
 // Prepared is one run made ready to plan.

@@ -15,8 +15,8 @@ import (
 	"io"
 	"os"
 
-	"jail/jail"
-	"jail/profiles"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/profiles"
 )
 
 // Status is the run's status record, as --status-json writes it.

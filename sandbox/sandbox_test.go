@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"jail/jail"
-	"jail/profiles"
-	"jail/sandbox"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/sandbox"
 )
 
 // A profile loaded once serves many runs: a run's overrides never change

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"jail/profiles"
-	"jail/sandbox"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/sandbox"
 )
 
 // A library caller's typed limits hold on a real jail: the time limit ends

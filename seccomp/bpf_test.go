@@ -10,7 +10,7 @@ import (
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // The compiled filter must do what the policy says, as the language reads

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // small is a policy that compiles quickly and differs by errno, so each

@@ -13,8 +13,8 @@ import (
 	libseccomp "github.com/seccomp/libseccomp-golang"
 	"golang.org/x/sys/unix"
 
-	"jail/seccomp"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 // The groups the policies and their documentation rely on.

@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // call is one syscall with its arguments, for decide.

@@ -21,8 +21,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/plancache"
-	"jail/sessions"
+	"github.com/jail-sandbox/jail/plancache"
+	"github.com/jail-sandbox/jail/sessions"
 )
 
 // TestCheckBothSides: C takes exactly the ids Check takes.

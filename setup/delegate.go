@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
+	"github.com/jail-sandbox/jail/cgroup"
 )
 
 // jailControllers are every controller jail uses; cpuacct only measures.

@@ -15,7 +15,7 @@ import (
 	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
+	"github.com/jail-sandbox/jail/cgroup"
 )
 
 // favorOptions mount a named hierarchy with no controllers: it holds no

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
+	"github.com/jail-sandbox/jail/cgroup"
 )
 
 func TestFavorDynModsOn(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
+	"github.com/jail-sandbox/jail/cgroup"
 )
 
 // Host is where the steps look and what they change: the real host's paths

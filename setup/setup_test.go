@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/cgroup"
+	"github.com/jail-sandbox/jail/cgroup"
 )
 
 // The mount table lines of a v1 host like this one, without favordynmods.

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"jail/jail"
+	"github.com/jail-sandbox/jail/jail"
 )
 
 // kind is one sort of run an agent platform makes, with the exit statuses

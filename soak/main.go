@@ -28,7 +28,7 @@ import (
 	"sync"
 	"time"
 
-	"jail/internal/stats"
+	"github.com/jail-sandbox/jail/internal/stats"
 )
 
 type config struct {

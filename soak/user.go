@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"jail/internal/testhost"
+	"github.com/jail-sandbox/jail/internal/testhost"
 )
 
 // caller is who runs a phase's jails: root, or an unprivileged user.

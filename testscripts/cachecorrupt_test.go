@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"jail/plancache"
+	"github.com/jail-sandbox/jail/plancache"
 )
 
 // TestCorruptCacheEntry damages a real plan-cache entry on disk, each way

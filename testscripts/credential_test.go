@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"jail/internal/testcert"
-	"jail/jail"
-	"jail/plancache"
+	"github.com/jail-sandbox/jail/internal/testcert"
+	"github.com/jail-sandbox/jail/jail"
+	"github.com/jail-sandbox/jail/plancache"
 )
 
 // realValue is the secret; it must reach the server and nothing else.

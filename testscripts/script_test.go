@@ -17,7 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"golang.org/x/sys/unix"
 
-	"jail/internal/testhost"
+	"github.com/jail-sandbox/jail/internal/testhost"
 )
 
 // unprivUser is the unprivileged caller the suite runs jails as.

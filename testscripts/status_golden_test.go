@@ -29,8 +29,8 @@ import (
 	"testing"
 	"time"
 
-	"jail/audit"
-	"jail/jail"
+	"github.com/jail-sandbox/jail/audit"
+	"github.com/jail-sandbox/jail/jail"
 )
 
 // ending is one way a run ends, and what its record must say.

@@ -5,7 +5,7 @@
 // uses one does not parse TOML. go generate runs it in the package's
 // directory:
 //
-//	go run -tags jailgen jail/internal/builtingen profiles|policyfile
+//	go run -tags jailgen github.com/jail-sandbox/jail/internal/builtingen profiles|policyfile
 //
 // The tag builds the one function each package exports for it.
 package main
@@ -15,8 +15,8 @@ import (
 	"go/format"
 	"os"
 
-	"jail/profiles"
-	"jail/seccomp/policyfile"
+	"github.com/jail-sandbox/jail/profiles"
+	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
 func main() {

@@ -33,7 +33,7 @@ func TestExpr(t *testing.T) {
 		items: []inner{{Name: "x", Kind: 2, Bits: 0x5412}, {Limit: &n, Cores: &c}},
 		ptr:   &inner{Name: "y"}, wait: time.Minute, month: []time.Month{time.March},
 	}
-	w := Writer{Pkg: "jail/internal/golit", Idents: func(v reflect.Value) (string, bool) {
+	w := Writer{Pkg: "github.com/jail-sandbox/jail/internal/golit", Idents: func(v reflect.Value) (string, bool) {
 		if v.Type() == reflect.TypeFor[kind]() && v.Int() == 2 {
 			return "two", true
 		}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 // maxExtends bounds an extends chain: deep enough for any real layering,

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"jail/internal/testfiles"
-	"jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
 )
 
 func TestSearch(t *testing.T) {

@@ -5,16 +5,16 @@ package policyfile
 // TestBuiltinDefsGenerated fails when the file is stale; should a change to
 // the types stop it compiling, empty its map and run go generate.
 
-//go:generate go run -tags jailgen jail/internal/builtingen policyfile
+//go:generate go run -tags jailgen github.com/jail-sandbox/jail/internal/builtingen policyfile
 
 import (
 	"fmt"
 	"reflect"
 	"strings"
 
-	"jail/internal/golit"
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/internal/golit"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // builtinDefsFile returns builtin_layers.go as go generate writes it,
@@ -29,7 +29,7 @@ func builtinDefsFile() (string, error) {
 		seccomp.Eq: "Eq", seccomp.Ne: "Ne", seccomp.Lt: "Lt", seccomp.Le: "Le",
 		seccomp.Gt: "Gt", seccomp.Ge: "Ge", seccomp.MaskedEq: "MaskedEq",
 	}
-	w := golit.Writer{Pkg: "jail/seccomp/policyfile", Idents: func(v reflect.Value) (string, bool) {
+	w := golit.Writer{Pkg: "github.com/jail-sandbox/jail/seccomp/policyfile", Idents: func(v reflect.Value) (string, bool) {
 		var name string
 		switch v.Type() {
 		case reflect.TypeFor[seccomp.ActionKind]():

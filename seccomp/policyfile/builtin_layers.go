@@ -3,7 +3,7 @@
 package policyfile
 
 import (
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // builtinDefs are the built-in policies, by source id.

@@ -15,8 +15,8 @@ import (
 	"strconv"
 	"strings"
 
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // Def is one policy as a file, or a profile's [seccomp] table, writes it:

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // NoFilterWarning is what show says of a policy, or a profile, without a

@@ -14,9 +14,9 @@ import (
 	"slices"
 	"strings"
 
-	"jail/internal/searchpath"
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/internal/searchpath"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // The built-in policies, embedded so the binary needs no files to run.

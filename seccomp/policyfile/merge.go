@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"strings"
 
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // msgNoDefault says what a policy without a default action lacks: failing

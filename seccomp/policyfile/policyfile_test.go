@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"jail/internal/testfiles"
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/internal/testfiles"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // searchDir makes a search directory holding policies (seccomp/NAME.toml),

@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"jail/internal/searchpath"
-	"jail/internal/tomlstrict"
-	"jail/seccomp"
+	"github.com/jail-sandbox/jail/internal/searchpath"
+	"github.com/jail-sandbox/jail/internal/tomlstrict"
+	"github.com/jail-sandbox/jail/seccomp"
 )
 
 // The policies every jail knows by name, and the names of the others.
