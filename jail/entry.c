@@ -76,7 +76,7 @@ static char **sh_args(char **argv)
 /* replay runs the plan cached for argv (plancache/) in the runner, and
  * returns only when there is none to replay. A session's run holds the
  * session's lock from here to the run's end, as the Go side's does. */
-static void replay(char **argv, uint64_t started)
+static void replay(char **argv, void *sh_block, uint64_t started)
 {
 	char **cmd = command_after(argv);
 	size_t len = 0;
@@ -97,6 +97,7 @@ static void replay(char **argv, uint64_t started)
 		unsigned uid = p.flags & RUN_ROOT ? p.host_uid : (unsigned)geteuid();
 		if (!f.session || plancache_session_open(f.session, uid, &lock) == 0) {
 			p.cached = 1;
+			p.wipe[0] = entry, p.wipe[1] = sh_block;
 			runner_main(&p, cmd, f.status_to ? f.status_to : "", started);
 		}
 		runplan_free(&p);
@@ -116,7 +117,7 @@ static void enter_caller(char **argv, uint64_t started)
 	char **sh = sh_args(argv), **run = argv;
 	if (sh && !(run = plancache_sh_argv(sh)))
 		return;
-	replay(run, started);
+	replay(run, sh ? run : NULL, started);
 	if (sh) {
 		execve("/proc/self/exe", run, environ);
 		free(run); /* shMain tries again, and says why it cannot */
@@ -151,6 +152,7 @@ static void enter_run(char **argv, uint64_t started)
 	/* Kept for the next identical invocation, which then runs without
 	 * starting Go: only a plan the decoder took. */
 	plancache_store(argv, h.plan, h.plan_len, h.deps, h.deps_len);
+	plan.wipe[0] = h.buf;
 	runner_main(&plan, cmd, h.status_to, h.started);
 }
 

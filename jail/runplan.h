@@ -74,6 +74,11 @@ struct run_plan {
 	const char *sc_bpf;      /* the compiled filter the command gets */
 	size_t sc_len;
 	struct wire sc_answers;  /* what the runner answers handed calls with */
+	/* Not in the bytes: malloc'd buffers of the caller's (the cache entry
+	 * or Go's hand-over, with the key's HOME and the status path; jail-sh's
+	 * rewritten argv) that the init stage's fork zeroes (stagestart.c):
+	 * it gets its plan on FD_PLAN. */
+	void *wipe[2];
 };
 
 /* runplan_decode reads a run plan; strings point into buf. A plan it

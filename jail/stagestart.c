@@ -19,16 +19,26 @@
  *  - the runner's stack, whose frames (live ones' unused arrays too) hold
  *    copies of what its calls worked on: the stage moves to a stack of
  *    its own and unmaps the old one's frames.
- * The rest of the runner's memory is the plan the stage is sent anyway and
- * the runner's own bookkeeping. PID 1 is made non-dumpable before anything
- * of the jail runs (init.c), as before.
+ *  - the buffers the plan came in (the cache entry with its key: HOME,
+ *    the profile path; Go's hand-over with the status path) and jail-sh's
+ *    rewritten argv: zeroed (run_plan.wipe).
+ * What is left of the runner's is its own bookkeeping, the plan the stage
+ * is sent anyway, and glibc's start-up copies of its own variables
+ * (GLIBC_TUNABLES, LD_LIBRARY_PATH), which cannot be told apart to zero.
+ * It also shares the runner's randomness (the stack canary, the pointer
+ * guard, the address layout), which an exec renewed: a leak of PID 1's
+ * memory would tell those of the runner's. PID 1 is made non-dumpable
+ * before anything of the jail runs (init.c), as before, and the command
+ * cannot ptrace it or read its memory.
  *
  * C, before the Go runtime, as the whole runner is (runner.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <malloc.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +48,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "internal/wire/err.h"
 #include "jail/runplan.h"
 #include "jail/selfexec.h"
 #include "jail/stage.h"
@@ -83,20 +94,62 @@ static int caller_area(struct caller_area *a)
 	return 0;
 }
 
+/* stage_die reports why the fork cannot become the init stage on its
+ * error pipe (in place by then), for the runner's line, and exits. */
+static void stage_die(const char *what) __attribute__((noreturn));
+static void stage_die(const char *what)
+{
+	struct jerr e = {0};
+	jerr_set(&e, errno, "init stage: %s", what);
+	stage_error(&e);
+	_exit(125);
+}
+
+/* stack_mapping finds the [stack] mapping in /proc/self/maps: [lo, hi). */
+static int stack_mapping(uintptr_t *lo, uintptr_t *hi)
+{
+	char buf[16384];
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t n = 0;
+	ssize_t r;
+	if (fd < 0)
+		return -1;
+	while (n < sizeof buf - 1 && ((r = read(fd, buf + n, sizeof buf - 1 - n)) > 0 || (r < 0 && errno == EINTR)))
+		n += r > 0 ? (size_t)r : 0;
+	close(fd);
+	buf[n] = 0;
+	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = 0;
+		size_t len = strlen(line);
+		if (len > 7 && strcmp(line + len - 7, "[stack]") == 0) {
+			unsigned long long l, h;
+			if (sscanf(line, "%llx-%llx", &l, &h) != 2)
+				return -1;
+			*lo = (uintptr_t)l, *hi = (uintptr_t)h;
+			return 0;
+		}
+		if (end)
+			*end = '\n';
+	}
+	errno = ENOENT;
+	return -1;
+}
+
 /* old_stack_drop, on the new stack, lets go of the runner's frames: the
- * whole pages of the old stack below stack (the start-up data, argc up,
- * stays) are unmapped, and the rest of the page they end in zeroed. */
+ * whole pages of the old stack's mapping below stack (the start-up data,
+ * argc up, stays) are unmapped, and the rest of the page they end in
+ * zeroed. It fails the stage rather than go on with them. */
 static void old_stack_drop(uintptr_t stack)
 {
-	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t low = stack & ~(page - 1);
-	unsigned char present;
-	explicit_bzero((void *)low, stack - low);
-	/* Down to the end of the stack's mapping (mincore: ENOMEM). */
-	for (int n = 0; n < 16384 && low >= page && mincore((void *)(low - page), page, &present) == 0; n++)
-		low -= page;
-	if (low < (stack & ~(page - 1)))
-		munmap((void *)low, (stack & ~(page - 1)) - low);
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base = stack & ~(page - 1);
+	uintptr_t lo, hi;
+	if (stack_mapping(&lo, &hi) < 0 || stack < lo || stack >= hi)
+		stage_die("find the runner's stack");
+	explicit_bzero((void *)base, stack - base);
+	if (lo < base && munmap((void *)lo, base - lo) < 0)
+		stage_die("unmap the runner's stack");
 }
 
 /* scrub wipes the runner's secrets and the caller's strings from this
@@ -108,6 +161,9 @@ static int scrub(const struct run_plan *p, struct caller_area *a)
 	extern char **environ;
 	if (p->net_config && p->net_config[0])
 		explicit_bzero((char *)p->net_config, strlen(p->net_config));
+	for (size_t i = 0; i < sizeof p->wipe / sizeof p->wipe[0]; i++)
+		if (p->wipe[i])
+			explicit_bzero(p->wipe[i], malloc_usable_size(p->wipe[i]));
 	if (caller_area(a) < 0)
 		return -1;
 	explicit_bzero((void *)a->args, a->env_end - a->args);
@@ -162,12 +218,12 @@ static void stack_switch(uintptr_t old)
 	char *stk = mmap(NULL, STAGE_STACK + page, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (stk == MAP_FAILED || mprotect(stk, page, PROT_NONE) < 0 || getcontext(&uc) < 0)
-		_exit(125);
+		stage_die("map a stack of its own");
 	uc.uc_stack = (stack_t){.ss_sp = stk + page, .ss_size = STAGE_STACK};
 	uc.uc_link = NULL;
 	makecontext(&uc, (void (*)(void))on_new_stack, 2, (int)(uint32_t)((uint64_t)old >> 32), (int)(uint32_t)old);
 	setcontext(&uc);
-	_exit(125);
+	stage_die("move to its own stack");
 }
 
 /* stage_child is the fork's side: the stage's fds onto their numbers and
@@ -183,14 +239,14 @@ static void stage_child(const int *high, int nfds, int out, const sigset_t *dfl,
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != runner)
 		_exit(125);
 	if (selfexec_fds(high, nfds, 3) < 0 || (out && selfexec_fds(high + nfds, 2, 1) < 0))
-		_exit(125);
+		_exit(125); /* no error pipe yet: the runner says the stage died */
 	if (close_fds_from(3 + nfds, NULL, 0) < 0)
-		_exit(125);
+		stage_die("close the runner's file descriptors");
 	setsid();
 	signals_reset(dfl);
 	struct caller_area a;
 	if (scrub(p, &a) < 0)
-		_exit(125);
+		stage_die("find the caller's command line and environment in /proc/self/stat");
 	stack_switch(a.stack);
 }
 
@@ -211,7 +267,11 @@ pid_t stage_spawn(const int *fds, int nfds, const int *out, int cgroup_fd, const
 	sigaddset(&dfl, SIGTTOU);
 	pid_t runner = getpid(), pid;
 	if (cgroup_fd >= 0) {
-		/* v2: born in the run's cgroup, never a moment outside. */
+		/* v2: born in the run's cgroup, never a moment outside. A raw
+		 * clone3 skips glibc's fork bookkeeping (its cached thread id,
+		 * the robust futex list, malloc's locks): sound because the
+		 * runner has one thread, and nothing of the stage's uses the
+		 * thread id (PID 1 was always a raw clone). */
 		struct clone_args args = {.flags = CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgroup_fd};
 		pid = (pid_t)syscall(SYS_clone3, &args, sizeof args);
 	} else {

@@ -59,6 +59,9 @@ struct pc_key {
  * one to cache. */
 int pc_make_key(char **argv, struct pc_key *k);
 
+/* pc_key_free zeroes the key (the caller's HOME and paths) and frees it. */
+void pc_key_free(struct pc_key *k);
+
 /* pc_name is an entry's file name: the key's hash, 16 hex digits. */
 void pc_name(const struct pc_key *k, char name[17]);
 

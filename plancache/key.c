@@ -17,12 +17,18 @@ static void key_put(struct pc_key *k, const char *s, size_t n)
 	if (k->bad)
 		return;
 	if (k->cap - k->len < n) {
+		/* Not realloc: the key holds the caller's HOME and paths, and
+		 * the init stage is a fork of this process (jail/stagestart.c);
+		 * no copy is left behind unzeroed. */
 		size_t cap = k->cap * 2 + n + 256;
-		char *p = realloc(k->p, cap);
+		char *p = malloc(cap);
 		if (!p) {
 			k->bad = 1;
 			return;
 		}
+		if (k->p)
+			memcpy(p, k->p, k->len);
+		pc_key_free(k);
 		k->p = p, k->cap = cap;
 	}
 	memcpy(k->p + k->len, s, n);
@@ -109,4 +115,12 @@ void pc_name(const struct pc_key *k, char name[17])
 	for (size_t i = 0; i < k->len; i++)
 		h = (h ^ (unsigned char)k->p[i]) * 1099511628211ull;
 	snprintf(name, 17, "%016llx", (unsigned long long)h);
+}
+
+void pc_key_free(struct pc_key *k)
+{
+	if (k->p)
+		explicit_bzero(k->p, k->cap);
+	free(k->p);
+	k->p = NULL;
 }

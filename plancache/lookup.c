@@ -68,6 +68,7 @@ static unsigned char *read_entry(int dir, const char *name, size_t *size, int *f
 	    st.st_size <= 0 || (size_t)st.st_size > PC_MAX || !(buf = malloc((size_t)st.st_size)))
 		return NULL;
 	if (read(*fd, buf, (size_t)st.st_size) != st.st_size) {
+		explicit_bzero(buf, (size_t)st.st_size);
 		free(buf);
 		return NULL;
 	}
@@ -102,15 +103,17 @@ unsigned char *pc_load(const char *run, char **argv, const char **plan, size_t *
 	futimens(fd, NULL); /* used: the last to be pruned */
 	close(fd);
 	close(dir);
-	free(k.p);
+	pc_key_free(&k);
 	return buf;
 miss:
 	if (fd >= 0)
 		close(fd);
 	if (dir >= 0)
 		close(dir);
+	if (buf)
+		explicit_bzero(buf, size);
 	free(buf);
-	free(k.p);
+	pc_key_free(&k);
 	return NULL;
 }
 

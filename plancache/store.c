@@ -147,10 +147,11 @@ int pc_store(const char *run, char **argv, const unsigned char *plan, size_t len
 	struct pc_key k = {0};
 	struct wire_out w = {0};
 	int dir = -1, r = -1;
+	size_t n = 0;
 	if (dlen == 0 || !deps_valid(deps, dlen) || pc_make_key(argv, &k) < 0)
 		goto out;
 	put_entry(&w, &k, deps, dlen, plan, len); /* counts */
-	size_t n = w.n;
+	n = w.n;
 	if (n > PC_MAX || !(w.p = malloc(n)) || (dir = pc_cache_dir(run, 1)) < 0)
 		goto out;
 	w.n = 0;
@@ -162,8 +163,12 @@ int pc_store(const char *run, char **argv, const unsigned char *plan, size_t len
 out:
 	if (dir >= 0)
 		close(dir);
+	/* The entry holds the key (the caller's HOME and paths) and the
+	 * plan: zeroed, as the init stage is a fork of this process. */
+	if (w.p)
+		explicit_bzero(w.p, n);
 	free(w.p);
-	free(k.p);
+	pc_key_free(&k);
 	return r;
 }
 
