@@ -152,6 +152,22 @@ static void old_stack_drop(uintptr_t stack)
 		stage_die("unmap the runner's stack");
 }
 
+/* wipe zeroes [b, b+n) in this copy of the runner's memory: the whole
+ * pages inside by dropping them (MADV_DONTNEED: this process's copy
+ * reads zero from then on, and no page is copied as a write would), the
+ * ends by writing. The runner's own pages are untouched. */
+static void wipe(void *b, size_t n)
+{
+	const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)b, hi = lo + n, in_lo = (lo + page - 1) & ~(page - 1), in_hi = hi & ~(page - 1);
+	if (in_lo >= in_hi || madvise((void *)in_lo, in_hi - in_lo, MADV_DONTNEED) < 0) {
+		explicit_bzero(b, n);
+		return;
+	}
+	explicit_bzero(b, in_lo - lo);
+	explicit_bzero((void *)in_hi, hi - in_hi);
+}
+
 /* scrub wipes the runner's secrets and the caller's strings from this
  * copy of the runner's memory; -1 if it could not, and the stage must not
  * go on. */
@@ -163,7 +179,7 @@ static int scrub(const struct run_plan *p, struct caller_area *a)
 		explicit_bzero((char *)p->net_config, strlen(p->net_config));
 	for (size_t i = 0; i < sizeof p->wipe / sizeof p->wipe[0]; i++)
 		if (p->wipe[i])
-			explicit_bzero(p->wipe[i], malloc_usable_size(p->wipe[i]));
+			wipe(p->wipe[i], malloc_usable_size(p->wipe[i]));
 	if (caller_area(a) < 0)
 		return -1;
 	explicit_bzero((void *)a->args, a->env_end - a->args);
