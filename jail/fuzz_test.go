@@ -70,7 +70,11 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root})
+	mopts := mount.Options{Root: ids.clone}
+	if ids.root && !ids.clone {
+		mopts.WriteAs = &mount.Owner{UID: ids.uid, GID: ids.gid}
+	}
+	mounts, err := mount.Prepare(cfg.Mounts, mopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +89,7 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 		t.Fatal(err)
 	}
 	v := runPlanView{
-		TimeLimit: cfg.TimeLimit, Root: ids.root, HostUID: ids.uid, HostGID: ids.gid, UID: cfg.UID, GID: cfg.GID,
+		TimeLimit: cfg.TimeLimit, Root: ids.root, NoAdmin: ids.root && !ids.clone, HostUID: ids.uid, HostGID: ids.gid, UID: cfg.UID, GID: cfg.GID,
 		Profile: cfg.Profile, ProfileHash: cfg.ProfileHash, Mounts: mw.Data(),
 		ProcFlags: bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups) |
 			bit(cfg.Network.Mode == "host", procHostNet) | bit(cfg.Network.Mode == "allowlist", procAllowlist),

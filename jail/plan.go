@@ -73,7 +73,13 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 		guards = append(guards, mount.Guard{Path: filepath.Dir(cfg.AuditLog), What: "the audit log's directory", InsideOK: true},
 			mount.Guard{Path: cfg.AuditLog, What: "the audit log"})
 	}
-	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: guards})
+	mopts := mount.Options{Root: ids.clone, Protected: guards}
+	if ids.root && !ids.clone {
+		// Nothing cloned, nothing idmapped: the jail opens its binds
+		// as its host ids, and writes a writable one as them.
+		mopts.WriteAs = &mount.Owner{UID: ids.uid, GID: ids.gid}
+	}
+	mounts, err := mount.Prepare(cfg.Mounts, mopts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +88,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.U32(C.RUNPLAN_MAGIC)
 	w.U32(C.RUNPLAN_VERSION)
 	w.U64(uint64(cfg.TimeLimit / time.Nanosecond))
-	w.U32(bit(ids.root, C.RUN_ROOT))
+	w.U32(bit(ids.root, C.RUN_ROOT) | bit(ids.root && !ids.clone, C.RUN_NO_ADMIN))
 	w.U32(ids.uid)
 	w.U32(ids.gid)
 	w.U32(cfg.UID)
