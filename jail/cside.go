@@ -139,6 +139,7 @@ const (
 	procDropGroups = C.PROC_DROP_GROUPS
 	procHostNet    = C.PROC_HOST_NET
 	procAllowlist  = C.PROC_ALLOWLIST
+	procKeyringBE  = C.PROC_KEYRING_BEST_EFFORT
 	treeReadOnly   = C.TREE_RO
 	treeIDMap      = C.TREE_IDMAP
 	scLoad         = C.SC_LOAD

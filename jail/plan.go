@@ -56,6 +56,9 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKeyringBestEffort(cfg); err != nil {
+		return nil, err
+	}
 	var guards []mount.Guard
 	for _, p := range opts.Protected {
 		guards = append(guards, mount.Guard{Path: p, What: "jail's own state"})
@@ -111,7 +114,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	// environment and umask (forward_encode).
 	prefix := w.Begin()
 	w.U32(bit(cfg.NewSession, C.PROC_NEW_SESSION) | bit(ids.root, C.PROC_DROP_GROUPS) | bit(cfg.Network.Mode == "host", C.PROC_HOST_NET) |
-		bit(cfg.Network.Mode == "allowlist", C.PROC_ALLOWLIST))
+		bit(cfg.Network.Mode == "allowlist", C.PROC_ALLOWLIST) | bit(cfg.KeyringBestEffort, C.PROC_KEYRING_BEST_EFFORT))
 	w.U32(cfg.UID)
 	w.U32(cfg.GID)
 	w.Str(cfg.Hostname)

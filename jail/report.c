@@ -191,6 +191,8 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 	if (p->secrets[0])
 		fprintf(f, "%s,", p->secrets);
 	userns_record(f, p);
+	if (o->keyring_inherited)
+		fputs("\"session_keyring_inherited\":true,", f);
 	fprintf(f, "\"limits\":%s,\"network\":", p->limits_json[0] ? p->limits_json : "{}");
 	json_str(f, p->net_mode[0] ? p->net_mode : "none");
 	fputc(',', f);

@@ -105,6 +105,12 @@ type Status struct {
 	// UserNS is who the jail is on the host, and the path jail took to
 	// build it.
 	UserNS *UserNS `json:"userns,omitempty"`
+	// SessionKeyringInherited: the jail went on in the caller's session
+	// keyring, not one of its own, because a seccomp filter outside jail
+	// refuses keyctl and the profile allows it (session_keyring =
+	// "best-effort"; the command's filter refuses the keyring's syscalls).
+	// Said on stderr too. Only ever true; absent otherwise.
+	SessionKeyringInherited bool `json:"session_keyring_inherited,omitempty"`
 
 	// Limits is what the run was held to, and by what.
 	Limits *LimitsRecord `json:"limits,omitempty"`

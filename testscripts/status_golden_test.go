@@ -50,6 +50,7 @@ type ending struct {
 var exemptPaths = map[string]string{
 	"network_proxy_failed":      "only a proxy that cannot serve writes it",
 	"network_report_incomplete": "only a cut proxy report writes it (jail's TestProxyReport covers that)",
+	"session_keyring_inherited": "only a jail under a filter outside jail that refuses keyctl writes it (isolation/keyring_refused.txtar)",
 }
 
 // runnerAlways are the omitempty fields every record of the runner has
