@@ -32,6 +32,10 @@ type Config struct {
 
 	Hostname   string
 	NewSession bool // setsid: the command gets no controlling terminal
+	// KeyringBestEffort lets the jail go on in the caller's session
+	// keyring where a seccomp filter outside jail refuses keyctl; NewPlan
+	// allows it only when the command cannot use the keyring either.
+	KeyringBestEffort bool
 
 	// UID and GID are the command's ids inside the jail. Inside maps to the
 	// caller's own ids when the caller is not root, and to HostUID/HostGID

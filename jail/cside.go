@@ -133,10 +133,13 @@ import (
 // The plan's flag bits, as the C headers define them, for the boundary
 // test's expectations (a _test.go file cannot use cgo).
 const (
+	runRoot        = C.RUN_ROOT
+	runNoAdmin     = C.RUN_NO_ADMIN
 	procNewSession = C.PROC_NEW_SESSION
 	procDropGroups = C.PROC_DROP_GROUPS
 	procHostNet    = C.PROC_HOST_NET
 	procAllowlist  = C.PROC_ALLOWLIST
+	procKeyringBE  = C.PROC_KEYRING_BEST_EFFORT
 	treeReadOnly   = C.TREE_RO
 	treeIDMap      = C.TREE_IDMAP
 	scLoad         = C.SC_LOAD
@@ -151,7 +154,7 @@ const (
 // runPlanView is what the runner read from a run plan, field by field.
 type runPlanView struct {
 	TimeLimit            time.Duration
-	Root                 bool
+	Root, NoAdmin        bool
 	HostUID, HostGID     uint32
 	UID, GID             uint32
 	Profile, ProfileHash string
@@ -252,7 +255,7 @@ func forwardDecode(b []byte) (forwardedView, error) {
 
 func viewPlan(p *C.struct_run_plan) runPlanView {
 	v := runPlanView{
-		TimeLimit: time.Duration(p.time_limit_ns), Root: p.flags&1 != 0,
+		TimeLimit: time.Duration(p.time_limit_ns), Root: p.flags&C.RUN_ROOT != 0, NoAdmin: p.flags&C.RUN_NO_ADMIN != 0,
 		HostUID: uint32(p.host_uid), HostGID: uint32(p.host_gid), UID: uint32(p.uid), GID: uint32(p.gid),
 		Profile: C.GoString(p.profile), ProfileHash: C.GoString(p.profile_hash),
 		Mounts:    C.GoBytes(unsafe.Pointer(p.mounts), C.int(p.mounts_len)),

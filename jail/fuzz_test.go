@@ -26,13 +26,14 @@ func seedConfigs() []Config {
 	errno := seccomp.Action{Kind: seccomp.Errno, Errno: 1}
 	policy := &seccomp.Policy{Name: "fuzz", Default: seccomp.Action{Kind: seccomp.Allow}, Rules: []seccomp.Rule{
 		{Names: []string{"unshare"}, Action: errno},
+		{Names: []string{"@keyring"}, Action: errno},
 		{Names: []string{"socket"}, Action: errno, Conds: []seccomp.Cond{{Index: 0, Op: seccomp.Eq, Value: 40}}},
 	}}
 	return []Config{
 		{Profile: "none", Argv: []string{"true"}, HostUID: 65534, HostGID: 65534, Seccomp: &seccomp.Policy{None: true}},
 		{
 			Profile: "full", ProfileHash: strings.Repeat("ab", 32), Argv: []string{"true"}, Dir: "/",
-			Hostname: "jail", NewSession: true, UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534,
+			Hostname: "jail", NewSession: true, KeyringBestEffort: true, UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534,
 			Env: []string{"PATH=/usr/bin", "HOME=/", "TOKEN=x"}, KeepEnv: []string{"TERM", "PATH", "LANG"},
 			SecretKeys: []string{"TOKEN"},
 			Mounts: []mount.Spec{
@@ -70,7 +71,11 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root})
+	mopts := mount.Options{Root: ids.clone}
+	if ids.root && !ids.clone {
+		mopts.WriteAs = &mount.Owner{UID: ids.uid, GID: ids.gid}
+	}
+	mounts, err := mount.Prepare(cfg.Mounts, mopts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +90,11 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 		t.Fatal(err)
 	}
 	v := runPlanView{
-		TimeLimit: cfg.TimeLimit, Root: ids.root, HostUID: ids.uid, HostGID: ids.gid, UID: cfg.UID, GID: cfg.GID,
+		TimeLimit: cfg.TimeLimit, Root: ids.root, NoAdmin: ids.root && !ids.clone, HostUID: ids.uid, HostGID: ids.gid, UID: cfg.UID, GID: cfg.GID,
 		Profile: cfg.Profile, ProfileHash: cfg.ProfileHash, Mounts: mw.Data(),
 		ProcFlags: bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups) |
-			bit(cfg.Network.Mode == "host", procHostNet) | bit(cfg.Network.Mode == "allowlist", procAllowlist),
+			bit(cfg.Network.Mode == "host", procHostNet) | bit(cfg.Network.Mode == "allowlist", procAllowlist) |
+			bit(cfg.KeyringBestEffort, procKeyringBE),
 		Hostname: cfg.Hostname, Dir: cfg.Dir, KeepEnv: cfg.KeepEnv, Env: cfg.Env, Rlimits: rlimits,
 		MaxOutput: cfg.Limits.MaxOutput, LimitsJSON: limitsJSON, Network: networkMode(cfg.Network),
 		NetConfig: netConfig, AuditLog: cfg.AuditLog, Session: cfg.Session, Version: "fuzz",

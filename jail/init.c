@@ -190,6 +190,42 @@ static int pid1_start(struct jerr *e)
 	return 0;
 }
 
+/* No keyctl operation has this number: the kernel answers EOPNOTSUPP, a
+ * seccomp filter that refuses keyctl as a whole answers as it refuses. */
+#define KEYCTL_NO_SUCH_OP 0x7fffffff
+
+/* keyring_join gives the jail a session keyring of its own: the caller's,
+ * with API tokens or Kerberos tickets, must not be readable or replaceable
+ * from it (a kernel without keyrings, ENOSYS, has none to reach). Where a
+ * seccomp filter outside jail refuses keyctl (Docker's default profile:
+ * EPERM for every operation, one the kernel does not know too), the run
+ * fails saying so, or, when the profile allows it (session_keyring =
+ * "best-effort": NewPlan checked that the command's own filter refuses the
+ * keyring's syscalls and /proc/keys is masked), goes on in the caller's,
+ * and tells the runner, which says so and records it. */
+static int keyring_join(const struct run_plan *p, struct jerr *e)
+{
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0 || errno == ENOSYS)
+		return 0;
+	int err = errno;
+	int filtered = err == EPERM && syscall(SYS_keyctl, KEYCTL_NO_SUCH_OP, 0, 0, 0, 0) < 0 && errno == EPERM;
+	if (!filtered)
+		return jerr_set(e, err, "join a new session keyring");
+	if (!(p->proc_flags & PROC_KEYRING_BEST_EFFORT))
+		return jerr_set(e, 0,
+				"join a new session keyring: a seccomp filter outside jail refuses keyctl (Docker's default profile does); "
+				"fix: run the container with jail's deploy/seccomp-jail.json (docker run --security-opt seccomp=seccomp-jail.json), "
+				"or let the jail go on in the caller's keyring, which its own filter keeps it from using: session_keyring = "
+				"\"best-effort\" in the profile");
+	struct jerr note = {0};
+	jerr_set(&note, 0,
+		 "session keyring: the jail goes on in the caller's, as the profile allows (session_keyring = \"best-effort\"): a seccomp "
+		 "filter outside jail refuses keyctl, and the jail's own refuses the keyring's syscalls");
+	note.kind = JERR_NOTE_KEYRING;
+	stage_error(&note);
+	return 0;
+}
+
 /* pid1_build is PID 1 until the command runs: what needs no root (a
  * session keyring of its own, since the caller's, with API tokens or
  * kerberos tickets, must not be readable or replaceable from the jail;
@@ -199,8 +235,8 @@ static int pid1_start(struct jerr *e)
 static int pid1_build(const struct forwarded *f, const int *net, int nnet, struct jerr *e)
 {
 	const struct run_plan *p = &f->plan;
-	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS)
-		return jerr_set(e, errno, "join a new session keyring");
+	if (keyring_join(p, e) < 0)
+		return -1;
 	if (sethostname(p->hostname, strlen(p->hostname)) < 0)
 		return jerr_set(e, errno, "set hostname %s", p->hostname);
 	/* The command's process, forked now so that loading its seccomp

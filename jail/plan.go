@@ -56,6 +56,9 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkKeyringBestEffort(cfg); err != nil {
+		return nil, err
+	}
 	var guards []mount.Guard
 	for _, p := range opts.Protected {
 		guards = append(guards, mount.Guard{Path: p, What: "jail's own state"})
@@ -73,7 +76,13 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 		guards = append(guards, mount.Guard{Path: filepath.Dir(cfg.AuditLog), What: "the audit log's directory", InsideOK: true},
 			mount.Guard{Path: cfg.AuditLog, What: "the audit log"})
 	}
-	mounts, err := mount.Prepare(cfg.Mounts, mount.Options{Root: ids.root, Protected: guards})
+	mopts := mount.Options{Root: ids.clone, Protected: guards}
+	if ids.root && !ids.clone {
+		// Nothing cloned, nothing idmapped: the jail opens its binds
+		// as its host ids, and writes a writable one as them.
+		mopts.WriteAs = &mount.Owner{UID: ids.uid, GID: ids.gid}
+	}
+	mounts, err := mount.Prepare(cfg.Mounts, mopts)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +91,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.U32(C.RUNPLAN_MAGIC)
 	w.U32(C.RUNPLAN_VERSION)
 	w.U64(uint64(cfg.TimeLimit / time.Nanosecond))
-	w.U32(bit(ids.root, C.RUN_ROOT))
+	w.U32(bit(ids.root, C.RUN_ROOT) | bit(ids.root && !ids.clone, C.RUN_NO_ADMIN))
 	w.U32(ids.uid)
 	w.U32(ids.gid)
 	w.U32(cfg.UID)
@@ -105,7 +114,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	// environment and umask (forward_encode).
 	prefix := w.Begin()
 	w.U32(bit(cfg.NewSession, C.PROC_NEW_SESSION) | bit(ids.root, C.PROC_DROP_GROUPS) | bit(cfg.Network.Mode == "host", C.PROC_HOST_NET) |
-		bit(cfg.Network.Mode == "allowlist", C.PROC_ALLOWLIST))
+		bit(cfg.Network.Mode == "allowlist", C.PROC_ALLOWLIST) | bit(cfg.KeyringBestEffort, C.PROC_KEYRING_BEST_EFFORT))
 	w.U32(cfg.UID)
 	w.U32(cfg.GID)
 	w.Str(cfg.Hostname)

@@ -23,6 +23,7 @@
 #include "jail/hostfile.h"
 #include "jail/json.h"
 #include "jail/report.h"
+#include "jail/userns.h"
 #include "seccomp/sc.h"
 
 static double ms(uint64_t ns) { return (double)(ns / 1000) / 1000.0; }
@@ -189,6 +190,9 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 			(unsigned long long)o->out_lost, o->out_closed[0] ? "true" : "false", o->out_closed[1] ? "true" : "false");
 	if (p->secrets[0])
 		fprintf(f, "%s,", p->secrets);
+	userns_record(f, p);
+	if (o->keyring_inherited)
+		fputs("\"session_keyring_inherited\":true,", f);
 	fprintf(f, "\"limits\":%s,\"network\":", p->limits_json[0] ? p->limits_json : "{}");
 	json_str(f, p->net_mode[0] ? p->net_mode : "none");
 	fputc(',', f);

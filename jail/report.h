@@ -31,6 +31,7 @@ struct outcome {
 	uint64_t out_lost;             /* bytes the caller's end did not take (closed, or not read) */
 	int out_closed[2];             /* the caller closed its end of stdout, stderr */
 	char err[1100];                /* the init stage's error line */
+	int keyring_inherited;         /* PID 1 went on in the caller's session keyring (a note, err.h) */
 	const char *fatal;             /* the runner's own failure, which ended the jail */
 	const char *status_to;         /* where the status record goes, for messages */
 	uint64_t setup_ns, wall_ns;

@@ -267,13 +267,30 @@ static void on_sync(struct runner *r, short revents)
 	}
 }
 
-/* on_error reads the error line; its EOF is the end of setup (the command
- * exec'd, or the jail failed). */
+/* notes_take says and records each whole note at the start of the error
+ * pipe's bytes (err.h's JERR_NOTE_*: what the run went without, as its
+ * profile allows), before any error line. */
+static void notes_take(struct runner *r)
+{
+	char *nl;
+	while (r->errlen && r->o.err[0] == JERR_NOTE_KEYRING && (nl = memchr(r->o.err, '\n', r->errlen))) {
+		*nl = 0;
+		say(r->o.err + 1);
+		r->o.keyring_inherited = 1;
+		size_t used = (size_t)(nl + 1 - r->o.err);
+		memmove(r->o.err, nl + 1, r->errlen - used);
+		r->errlen -= used;
+	}
+}
+
+/* on_error reads the error pipe: notes, then the error line; its EOF is
+ * the end of setup (the command exec'd, or the jail failed). */
 static void on_error(struct runner *r, short revents)
 {
 	ssize_t n = read(r->error_in, r->o.err + r->errlen, sizeof r->o.err - 1 - r->errlen);
 	if (n > 0) {
 		r->errlen += (size_t)n;
+		notes_take(r);
 		return;
 	}
 	r->o.err[r->errlen] = 0;

@@ -102,7 +102,9 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 	p->profile_hash = wire_str(&w);
 	if (decode_trees(&w, p) < 0)
 		goto malformed;
-	if ((p->ntrees && !(p->flags & RUN_ROOT)) || ((p->flags & RUN_ROOT) && (p->host_uid == 0 || p->host_gid == 0))) {
+	if ((p->ntrees && (!(p->flags & RUN_ROOT) || (p->flags & RUN_NO_ADMIN))) ||
+	    ((p->flags & RUN_NO_ADMIN) && !(p->flags & RUN_ROOT)) ||
+	    ((p->flags & RUN_ROOT) && (p->host_uid == 0 || p->host_gid == 0))) {
 		runplan_free(p);
 		return jerr_set(e, 0, "run plan: inconsistent (trees or host root)");
 	}

@@ -20,6 +20,10 @@
 
 /* Flags of a run plan. */
 #define RUN_ROOT 1u /* the caller is root: trees to clone, host ids to map */
+/* With RUN_ROOT: the caller lacks CAP_SYS_ADMIN (a container's root), so
+ * nothing is cloned or idmapped: the jail, as the host ids, opens its
+ * binds itself, as that unprivileged user's jail would. */
+#define RUN_NO_ADMIN 2u
 
 /* Flags of a tree the runner clones for a root caller. */
 #define TREE_RO 1u    /* recursively read-only */

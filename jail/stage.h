@@ -39,6 +39,9 @@
 #define PROC_DROP_GROUPS 2u /* the caller is root: drop supplementary groups */
 #define PROC_HOST_NET 4u    /* network = "host": no network namespace of its own */
 #define PROC_ALLOWLIST 8u   /* network = "allowlist": jail's proxy listens in the jail */
+/* session_keyring = "best-effort": where a seccomp filter outside jail
+ * refuses keyctl, PID 1 goes on in the caller's session keyring */
+#define PROC_KEYRING_BEST_EFFORT 16u
 
 /* The allowlist proxy's ports on the jail's 127.0.0.1 (its own network
  * namespace: nothing else is there), and the resolver's, which

@@ -44,7 +44,7 @@ func (e *SetupError) Error() string { return e.Msg }
 //   - A field without omitempty is in every record. The others are absent
 //     when their comment says. The record Go writes has only the former,
 //     and Error; the runner's always has Limits, Network, JailCPUMS,
-//     Seccomp, SeccompAudit, SeccompCompiled and Denied too.
+//     Seccomp, SeccompAudit, SeccompCompiled, Denied and UserNS too.
 //   - Times are milliseconds (to the microsecond), sizes bytes.
 //
 // testscripts/status_golden_test.go runs jails that end every way and
@@ -102,6 +102,16 @@ type Status struct {
 	CredentialUse    []CredentialUse    `json:"credential_use,omitempty"`
 	CredentialMisuse []CredentialMisuse `json:"credential_misuse,omitempty"`
 
+	// UserNS is who the jail is on the host, and the path jail took to
+	// build it.
+	UserNS *UserNS `json:"userns,omitempty"`
+	// SessionKeyringInherited: the jail went on in the caller's session
+	// keyring, not one of its own, because a seccomp filter outside jail
+	// refuses keyctl and the profile allows it (session_keyring =
+	// "best-effort"; the command's filter refuses the keyring's syscalls).
+	// Said on stderr too. Only ever true; absent otherwise.
+	SessionKeyringInherited bool `json:"session_keyring_inherited,omitempty"`
+
 	// Limits is what the run was held to, and by what.
 	Limits *LimitsRecord `json:"limits,omitempty"`
 
@@ -148,6 +158,23 @@ type Status struct {
 	// Error is jail's own failure (exit 125) or why exec failed (126,
 	// 127); absent otherwise.
 	Error string `json:"error,omitempty"`
+}
+
+// UserNS is the jail's user namespace: the host ids its one id maps to,
+// and the path jail took to build it, Why saying what decided it.
+//
+//   - "unprivileged": the jail maps just HostUID and opens its binds as it,
+//     as any unprivileged user's jail is built. The caller is that user,
+//     or root without CAP_SYS_ADMIN (a container's root, as a rule): its
+//     jail is HostUID (user.host_uid, never 0), and a writable bind must
+//     be HostUID's own, since nothing can be idmapped.
+//   - "root": root with CAP_SYS_ADMIN; the runner cloned the binds for the
+//     jail, idmapping the writable ones to their owners.
+type UserNS struct {
+	HostUID uint32 `json:"host_uid"`
+	HostGID uint32 `json:"host_gid"`
+	Path    string `json:"path"`
+	Why     string `json:"why"`
 }
 
 // CredentialBinding is one bound variable, the hosts that received its

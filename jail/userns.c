@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "internal/linux/file.h"
+#include "jail/json.h"
 #include "jail/userns.h"
 #include "mount/mount.h"
 
@@ -98,4 +99,25 @@ int userns_clone_trees(const struct run_plan *p, int *fds, struct jerr *e)
 			return -1;
 	}
 	return 0;
+}
+
+void userns_record(FILE *f, const struct run_plan *p)
+{
+	int root = (p->flags & RUN_ROOT) != 0, admin = root && !(p->flags & RUN_NO_ADMIN);
+	unsigned uid = root ? p->host_uid : (unsigned)geteuid(), gid = root ? p->host_gid : (unsigned)getegid();
+	char why[256];
+	if (admin)
+		snprintf(why, sizeof why,
+			 "the caller is root with CAP_SYS_ADMIN: jail cloned the jail's binds for it, the writable ones idmapped to their owners");
+	else if (root)
+		snprintf(why, sizeof why,
+			 "the caller is root without CAP_SYS_ADMIN (a container's root, as a rule): the jail is built as uid %u's own would be, "
+			 "opening its binds as it; nothing is idmapped",
+			 uid);
+	else
+		snprintf(why, sizeof why, "the caller is not root: the jail maps just the caller");
+	fprintf(f, "\"userns\":{\"host_uid\":%u,\"host_gid\":%u,\"path\":\"%s\",\"why\":", uid, gid,
+		admin ? "root" : "unprivileged");
+	json_str(f, why);
+	fputs("},", f);
 }

@@ -3,6 +3,7 @@
 #ifndef JAIL_USERNS_H
 #define JAIL_USERNS_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "internal/wire/err.h"
@@ -18,5 +19,10 @@ int userns_write_maps(pid_t pid, const struct run_plan *p, struct jerr *e);
  * jail's unprivileged uid may not reach, with their attributes set
  * (read-only, or idmapped from their owner), into fds[0..p->ntrees). */
 int userns_clone_trees(const struct run_plan *p, int *fds, struct jerr *e);
+
+/* userns_record writes the status record's "userns" field and its comma:
+ * who the jail is on the host and the path jail took to build it, and
+ * why (status.go's UserNS). */
+void userns_record(FILE *f, const struct run_plan *p);
 
 #endif

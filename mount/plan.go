@@ -35,6 +35,12 @@ type Options struct {
 	// ids: the jail works on the owner's files as its own, and what it
 	// creates there belongs to the owner on the host.
 	Root bool
+	// WriteAs is set when the caller is root without CAP_SYS_ADMIN (Root
+	// false): the jail, as these host ids, opens its binds itself, and
+	// nothing is idmapped. A writable bind must then be theirs, as an
+	// idmapped one is to the jail: what the jail writes there is its
+	// owner's, and no file of another's is changed as if the jail's.
+	WriteAs *Owner
 	// Protected are host paths a writable bind may not reach: jail's own
 	// state (the plan cache), cgroupfs, the audit log's directory.
 	Protected []Guard
@@ -49,6 +55,9 @@ type Guard struct {
 	// (the audit log's directory: a workspace next to the log is fine).
 	InsideOK bool
 }
+
+// Owner is a host uid and gid.
+type Owner struct{ UID, GID uint32 }
 
 // Tree is a bind source the runner clones for a root caller.
 type Tree struct {
@@ -367,6 +376,9 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 		if err := protect(canon, fi, opts.Protected); err != nil {
 			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
 		}
+		if err := ownedBy(fi, opts.WriteAs); err != nil {
+			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+		}
 	}
 	var fdIndex uint32
 	if opts.Root {
@@ -403,6 +415,29 @@ func owner(fi fs.FileInfo) (uid, gid uint32, err error) {
 		return 0, 0, fmt.Errorf("owned by root (uid %d, gid %d): what the jail writes there would be root's on the host; chown it to an unprivileged user, whose files the jail's become", st.Uid, st.Gid)
 	}
 	return st.Uid, st.Gid, nil
+}
+
+// ownedBy refuses a writable bind that is not want's (nil: no check), for
+// a root caller without CAP_SYS_ADMIN, whose jail writes it as want with
+// no idmap.
+func ownedBy(fi fs.FileInfo, want *Owner) error {
+	if want == nil {
+		return nil
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return errors.New("cannot tell who owns the source")
+	}
+	if st.Uid == want.UID {
+		return nil
+	}
+	alt := ""
+	if st.Uid != 0 && st.Gid != 0 {
+		alt = fmt.Sprintf(", or set user.host_uid = %d and user.host_gid = %d (its owner's)", st.Uid, st.Gid)
+	}
+	return fmt.Errorf("owned by uid %d, and the jail writes it as uid %d (user.host_uid): jail as root without CAP_SYS_ADMIN "+
+		"(a container's root, as a rule) cannot idmap it to its owner; fix: chown it to %d:%d%s, or run jail as a non-root user",
+		st.Uid, want.UID, want.UID, want.GID, alt)
 }
 
 // protect refuses a writable bind that is, holds or (unless the guard

@@ -53,7 +53,7 @@ struct pc_key {
 };
 
 /* pc_make_key builds what an invocation is cached under: the caller's
- * euid and egid, working directory, HOME, JAIL_PROFILE_PATH, the jail
+ * euid and egid, effective capabilities, working directory, HOME, JAIL_PROFILE_PATH, the jail
  * binary's identity, the run flags of argv (plancache_args) and, for a
  * session's run, its workspace. It returns -1 when the invocation is not
  * one to cache. */

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "plancache/entry.h"
@@ -75,6 +77,18 @@ static void add_flag(void *ctx, const char *name, size_t n, const char *value)
 	key_str(kw->k, value);
 }
 
+/* caps_effective is this process's effective capability set, which a
+ * root caller's plan depends on (jail/userns.go: the runner clones its
+ * binds only with CAP_SYS_ADMIN); -1 if it cannot be read. */
+static long long caps_effective(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2] = {{0}};
+	if (syscall(SYS_capget, &hdr, d) < 0)
+		return -1;
+	return (long long)((unsigned long long)d[0].effective | (unsigned long long)d[1].effective << 32);
+}
+
 int pc_make_key(char **argv, struct pc_key *k)
 {
 	char cwd[4096], ws[PC_PATH_MAX];
@@ -83,9 +97,13 @@ int pc_make_key(char **argv, struct pc_key *k)
 	if (!getcwd(cwd, sizeof cwd) || stat("/proc/self/exe", &st) < 0)
 		return -1;
 	const char *home = getenv("HOME"), *path = getenv("JAIL_PROFILE_PATH");
-	key_str(k, "jail-plan-key-v2");
+	key_str(k, "jail-plan-key-v3");
 	key_num(k, geteuid());
 	key_num(k, getegid());
+	long long caps = caps_effective();
+	if (caps < 0)
+		return -1;
+	key_num(k, (unsigned long long)caps);
 	key_str(k, cwd);
 	key_str(k, home ? home : "");
 	key_str(k, path ? path : "");

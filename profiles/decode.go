@@ -82,6 +82,8 @@ func (d *decoder) top(m map[string]any) {
 			p.Cwd, set[k] = d.CheckedStr(key, v, func(s string) error { return checkJailPath(s, true) })
 		case "new_session":
 			p.NewSession, set[k] = d.Bool(key, v)
+		case "session_keyring":
+			p.SessionKeyring, set[k] = d.CheckedStr(key, v, checkSessionKeyring)
 		case "user":
 			d.Sub(key, v, d.user)
 		case "env":

@@ -38,6 +38,9 @@ func (p *Profile) Encode() ([]byte, error) {
 	}
 	str("cwd", p.Cwd)
 	kv("new_session", strconv.FormatBool(p.NewSession))
+	if p.SessionKeyring != "" {
+		str("session_keyring", p.SessionKeyring)
+	}
 
 	b.WriteString("\n[user]\n")
 	num("uid", p.User.UID)

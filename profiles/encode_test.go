@@ -56,6 +56,7 @@ description = "quotes \" and \\ and tab\t and ünïcödé"
 hostname = "h.example-1"
 cwd = "/"
 new_session = false
+session_keyring = "best-effort"
 [user]
 uid = 0
 gid = 4294967294

@@ -38,6 +38,9 @@ func (p *Profile) overlay(l *layer) {
 	if set["new_session"] {
 		p.NewSession = c.NewSession
 	}
+	if set["session_keyring"] {
+		p.SessionKeyring = c.SessionKeyring
+	}
 	for _, id := range []struct {
 		key      string
 		dst, src *uint32

@@ -65,12 +65,13 @@ dst = "/c"
 	p := mustLoad(t, filepath.Join(dir, "child.toml"), Options{SearchPath: []string{dir}})
 	u64 := func(n uint64) *uint64 { return &n }
 	want := &Profile{
-		Name:        filepath.Join(dir, "child.toml"),
-		Description: "parent", // not set by the child: inherited
-		Hostname:    "child",
-		Cwd:         "/srv",
-		NewSession:  false, // false is a value, not "unset"
-		User:        User{UID: 2000, GID: 3000, Name: "", HostUID: 65534, HostGID: 65534},
+		Name:           filepath.Join(dir, "child.toml"),
+		Description:    "parent", // not set by the child: inherited
+		Hostname:       "child",
+		Cwd:            "/srv",
+		NewSession:     false, // false is a value, not "unset"
+		SessionKeyring: "own", // the default: neither sets it
+		User:           User{UID: 2000, GID: 3000, Name: "", HostUID: 65534, HostGID: 65534},
 		Env: Env{
 			Keep: []string{"A", "B", "C"},
 			Set:  map[string]string{"X": "1", "Y": "3", "Z": "4"},

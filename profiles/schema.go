@@ -40,6 +40,15 @@ type Profile struct {
 	Secrets    Secrets `toml:"secrets"`
 	Cwd        string  `toml:"cwd"`         // the command's working directory in the jail
 	NewSession bool    `toml:"new_session"` // setsid, so the command cannot reach the caller's terminal (TIOCSTI)
+	// SessionKeyring is what the jail does for a session keyring of its
+	// own, so that the caller's keys are not reachable from it: "own"
+	// (the default): it joins a new one, or the run fails; "best-effort":
+	// where a seccomp filter outside jail refuses keyctl (Docker's
+	// default profile), the jail goes on in the caller's, saying so on
+	// stderr and in the record. jail.NewPlan allows that only when the
+	// command's own filter refuses the keyring's syscalls and /proc/keys
+	// is masked: the jail cannot use the keyring it stays in.
+	SessionKeyring string `toml:"session_keyring"`
 
 	User    User    `toml:"user"`
 	Env     Env     `toml:"env"`
@@ -107,6 +116,12 @@ type Limits struct {
 	AS      *uint64 `toml:"as"`
 	Stack   *uint64 `toml:"stack"`
 }
+
+// Session keyring modes.
+const (
+	keyringOwn        = "own"
+	keyringBestEffort = "best-effort"
+)
 
 // Limit modes.
 const (
@@ -199,7 +214,7 @@ var mountTypeNames = []string{"bind", "ro-bind", "tmpfs", "proc", "dev", "symlin
 
 // The keys each table may hold, for unknown-key errors and suggestions.
 var (
-	topKeys     = []string{"description", "extends", "hostname", "audit_log", "secrets", "cwd", "new_session", "user", "env", "limits", "network", "seccomp", "mount", "credential"}
+	topKeys     = []string{"description", "extends", "hostname", "audit_log", "secrets", "cwd", "new_session", "session_keyring", "user", "env", "limits", "network", "seccomp", "mount", "credential"}
 	userKeys    = []string{"uid", "gid", "name", "host_uid", "host_gid"}
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode", "allow", "hosts", "upstream_ca"}
@@ -264,10 +279,12 @@ func defaults() Profile {
 		Hostname:   "jail",
 		Cwd:        "/",
 		NewSession: true,
-		User:       User{UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534},
-		Env:        Env{Set: map[string]string{}},
-		Network:    Network{Mode: networkNone},
-		Seccomp:    Seccomp{Policy: policyfile.Default},
+		// The strict choice: a keyring of the jail's own, or no run.
+		SessionKeyring: keyringOwn,
+		User:           User{UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534},
+		Env:            Env{Set: map[string]string{}},
+		Network:        Network{Mode: networkNone},
+		Seccomp:        Seccomp{Policy: policyfile.Default},
 	}
 }
 

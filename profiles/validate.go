@@ -35,6 +35,14 @@ func checkHostname(s string) error {
 	return nil
 }
 
+func checkSessionKeyring(s string) error {
+	if s != keyringOwn && s != keyringBestEffort {
+		return fmt.Errorf("want %q (a new session keyring for the jail, or the run fails) or %q (where a seccomp filter outside jail "+
+			"refuses keyctl, go on in the caller's, which the jail's own filter keeps it from using)", keyringOwn, keyringBestEffort)
+	}
+	return nil
+}
+
 // checkJailPath checks a path inside the jail. It must be absolute and
 // clean, so what the planner mounts is exactly what the profile says (no
 // "..", which would escape the intended directory, no "//" or trailing "/").
@@ -186,6 +194,9 @@ func (p *Profile) check() error {
 	add("user.name", checkUserName(p.User.Name))
 	add("user.host_uid", checkHostID(int64(p.User.HostUID)))
 	add("user.host_gid", checkHostID(int64(p.User.HostGID)))
+	if p.SessionKeyring != "" {
+		add("session_keyring", checkSessionKeyring(p.SessionKeyring))
+	}
 	for i, k := range p.Env.Keep {
 		add(tomlstrict.IndexKey("env.keep", i+1), checkEnvName(k))
 	}

@@ -349,3 +349,29 @@ func lets(def Action, rules []effective) (rule int, ok bool) {
 	}
 	return -1, false
 }
+
+// Refuses says whether the policy refuses every call of the syscall name,
+// whatever its arguments: what jail.NewPlan asks before a jail may go on
+// in the caller's session keyring (its command must not be able to use
+// it). A policy it cannot resolve refuses nothing it can vouch for.
+func (p *Policy) Refuses(name string) bool {
+	if p.None {
+		return false
+	}
+	rules, errs := p.resolve()
+	if len(errs) > 0 {
+		return false
+	}
+	through := func(a Action) bool { return a.Kind == Allow || a.Kind == Log }
+	unconditional := false
+	for _, r := range rules {
+		if r.name != name {
+			continue
+		}
+		if through(r.action) {
+			return false
+		}
+		unconditional = unconditional || len(r.conds) == 0
+	}
+	return !through(p.Default) || unconditional
+}

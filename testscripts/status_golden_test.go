@@ -50,11 +50,12 @@ type ending struct {
 var exemptPaths = map[string]string{
 	"network_proxy_failed":      "only a proxy that cannot serve writes it",
 	"network_report_incomplete": "only a cut proxy report writes it (jail's TestProxyReport covers that)",
+	"session_keyring_inherited": "only a jail under a filter outside jail that refuses keyctl writes it (isolation/keyring_refused.txtar)",
 }
 
 // runnerAlways are the omitempty fields every record of the runner has
 // (absent only from the one Go writes), as Status's comment says.
-var runnerAlways = []string{"limits", "network", "jail_cpu_ms", "seccomp", "seccomp_audit", "seccomp_compiled", "denied"}
+var runnerAlways = []string{"userns", "limits", "network", "jail_cpu_ms", "seccomp", "seccomp_audit", "seccomp_compiled", "denied"}
 
 func TestStatusRecord(t *testing.T) {
 	dir := goldenDir(t)
@@ -138,6 +139,14 @@ func endings(dir, port, tlsPort string) []ending {
 		{name: "exit 0", flags: []string{"-p", "default"}, argv: []string{"true"}, code: 0,
 			check: func(c *checker) {
 				c.want(c.st.Signal == 0 && !c.verdict() && c.st.Error == "", "a clean exit, no verdict, no error")
+				// This test's own path: root (with CAP_SYS_ADMIN, as
+				// the suite runs) or an unprivileged caller's.
+				u := c.st.UserNS
+				if os.Geteuid() == 0 {
+					c.want(u.Path == "root" && u.HostUID == 65534 && u.HostGID == 65534, "userns: the root path, as 65534")
+				} else {
+					c.want(u.Path == "unprivileged" && int(u.HostUID) == os.Geteuid() && int(u.HostGID) == os.Getegid(), "userns: the caller, unprivileged")
+				}
 				c.want(c.st.Network == "none" && c.st.Seccomp == "default" && len(c.st.Denied) == 0, "network none, policy default, nothing denied")
 				c.want(c.st.Limits.Cgroup != "none" && c.st.Limits.Memory == 512<<20 && c.st.Limits.Pids == 256, "default's limits in a cgroup")
 				c.lacks("signal_name", "output_dropped", "output_closed", "secrets", "seccomp_reported", "error")
@@ -259,6 +268,7 @@ func endings(dir, port, tlsPort string) []ending {
 			check: func(c *checker) {
 				l := c.st.Limits
 				c.want(l.Cgroup == "none" && l.Why != "" && slices.Contains(l.NotEnforced, "cpu"), "no cgroup, why_not, cpu not enforced")
+				c.want(c.st.UserNS.Path == "unprivileged" && strconv.Itoa(int(c.st.UserNS.HostUID)) == s.unpriv.Uid, "userns: the unprivileged caller")
 				c.lacks("oom_kills", "memory_peak_bytes", "pids_peak", "cpu_throttled_periods")
 			}},
 		{name: "exec failure", flags: []string{"-p", "default"}, argv: []string{"/no/such/command"}, code: 127,
@@ -454,6 +464,10 @@ func (c *checker) common(goSide bool) {
 		c.t.Fatalf("no limits in the runner's record\nrecord: %s", c.raw)
 	}
 	c.want(hexHash.MatchString(st.ProfileHash), "a profile_hash")
+	if u := st.UserNS; u != nil {
+		c.want((u.Path == "root" || u.Path == "unprivileged") && u.HostUID != 0 && u.HostGID != 0 && u.Why != "",
+			"userns: a path, non-root host ids, why")
+	}
 	c.want(st.SetupMS > 0 && st.WallMS >= st.SetupMS && st.JailCPUMS >= 0, "setup_ms > 0, wall_ms >= setup_ms")
 	if st.Signal != 0 {
 		c.want(st.ExitCode == 128+st.Signal && strings.HasPrefix(st.SignalName, "SIG"), "exit 128+signal, and its name")

@@ -15,6 +15,10 @@
 #define JERR_SETUP 'E'      /* building the jail failed: exit 125 */
 #define JERR_NOTFOUND 'N'   /* the command does not exist: exit 127 */
 #define JERR_NOEXEC 'X'     /* the command exists but cannot run: exit 126 */
+/* Not a failure, and before any: PID 1 went on in the caller's session
+ * keyring, as the profile allows (session_keyring = "best-effort"); the
+ * runner says the line and the record says so. */
+#define JERR_NOTE_KEYRING 'K'
 
 struct jerr {
 	char kind;
