@@ -60,13 +60,38 @@ func TestApply(t *testing.T) {
 			},
 		},
 		{
+			name: "paths holding a colon", profile: "minimal",
+			o: Overrides{
+				Binds:   []string{`/srv/a\:b`, `/srv/c\:d:/data/e\:f`, `/srv/g\\:/h`},
+				ROBinds: []string{`rel\:x`, `/srv/back\slash:/bs`},
+				Tmpfs:   []string{`/t\:1:1M:0700`},
+				Cwd0:    "/home/u",
+			},
+			check: func(t *testing.T, p *Profile) {
+				for dst, want := range map[string]Mount{
+					"/srv/a:b":      {Type: "bind", Src: "/srv/a:b", Dst: "/srv/a:b"},
+					"/data/e:f":     {Type: "bind", Src: "/srv/c:d", Dst: "/data/e:f"},
+					"/h":            {Type: "bind", Src: `/srv/g\`, Dst: "/h"},
+					"/home/u/rel:x": {Type: "ro-bind", Src: "/home/u/rel:x", Dst: "/home/u/rel:x"},
+					"/bs":           {Type: "ro-bind", Src: `/srv/back\slash`, Dst: "/bs"},
+					"/t:1":          {Type: "tmpfs", Dst: "/t:1", Size: 1 << 20, Mode: 0o700},
+				} {
+					if m := findMount(p, dst); m == nil || *m != want {
+						t.Errorf("%s = %+v, want %+v", dst, m, want)
+					}
+				}
+			},
+		},
+		{
 			name: "tmpfs with size and mode", profile: "minimal",
-			o: Overrides{Tmpfs: []string{"/scratch/", "/tmp:1G", "/x:16M:0700"}},
+			o: Overrides{Tmpfs: []string{"/scratch/", "/tmp:1G", "/x:16M:0700", "/y:16MiB", "/z:0.5GB"}},
 			check: func(t *testing.T, p *Profile) {
 				for dst, want := range map[string]Mount{
 					"/scratch": {Type: "tmpfs", Dst: "/scratch"},
 					"/tmp":     {Type: "tmpfs", Dst: "/tmp", Size: 1 << 30},
 					"/x":       {Type: "tmpfs", Dst: "/x", Size: 16 << 20, Mode: 0o700},
+					"/y":       {Type: "tmpfs", Dst: "/y", Size: 16 << 20},
+					"/z":       {Type: "tmpfs", Dst: "/z", Size: 512 << 20},
 				} {
 					if m := findMount(p, dst); m == nil || *m != want {
 						t.Errorf("%s = %+v, want %+v", dst, m, want)
@@ -138,6 +163,10 @@ func TestApplyErrors(t *testing.T) {
 		o    Overrides
 		want string
 	}{
+		{Overrides{Binds: []string{"/a:b:/c"}}, `--bind "/a:b:/c": want SRC or SRC:DST; write a ':' inside a path as \: (--bind '/data/a\:b:/b')`},
+		{Overrides{ROBinds: []string{"/a:/b:c"}}, `--ro-bind "/a:/b:c": want SRC or SRC:DST; write a ':' inside a path as \: (--ro-bind '/data/a\:b:/b')`},
+		{Overrides{Binds: []string{`\:/x`}}, `--bind "\\:/x": source: ":/x" is relative`},
+		{Overrides{Tmpfs: []string{"/x:1M:0700:y"}}, `--tmpfs "/x:1M:0700:y": want DST[:SIZE[:MODE]]; write a ':' inside a path as \: (--tmpfs '/a\:b:64M')`},
 		{Overrides{Tmpfs: []string{"/x:lots"}}, `--tmpfs "/x:lots": size "lots": want bytes`},
 		{Overrides{Tmpfs: []string{"/x:0"}}, `--tmpfs "/x:0": size "0": would mean no limit at all`},
 		{Overrides{Tmpfs: []string{"/x:1M:999"}}, `--tmpfs "/x:1M:999": mode "999": want an octal mode`},
@@ -208,5 +237,28 @@ func TestApplyReportsAll(t *testing.T) {
 	want := []string{"--bind", "--hostname", "--time-limit", "--memory", "--cpu", "--limits-mode", "--seccomp"}
 	if !reflect.DeepEqual(flags, want) {
 		t.Errorf("Apply reported %q, want %q:\n%v", flags, want, err)
+	}
+}
+
+// TestSplitPaths pins the escapes of a flag's paths: "\:" is a colon in a
+// path, "\\" a backslash, and any other backslash is itself.
+func TestSplitPaths(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":            {""},
+		"/a":          {"/a"},
+		"/a:/b":       {"/a", "/b"},
+		":":           {"", ""},
+		`/a\:b`:       {"/a:b"},
+		`/a\:b:/c\:d`: {"/a:b", "/c:d"},
+		`/a\\:/b`:     {`/a\`, "/b"},
+		`/a\\\:b`:     {`/a\:b`},
+		`/a\b:/c`:     {`/a\b`, "/c"},
+		`/a\`:         {`/a\`},
+		"/a:b:c":      {"/a", "b", "c"},
+		`\\\\`:        {`\\`},
+	} {
+		if got := splitPaths(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("splitPaths(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
