@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode"
@@ -25,10 +26,9 @@ import (
 // shCommand is `jail sh` in the help.
 func shCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "sh",
-		Usage: "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
-		UsageText: "jail sh -c 'COMMAND' [NAME [ARGS...]]\n\nProfile $JAIL_PROFILE (default agent); workspace: session $JAIL_SESSION, else the current directory;\n" +
-			"hosts to allow $JAIL_ALLOW (\"host1 host2:22\"); other run flags $JAIL_FLAGS (\"--memory 2G --time-limit 10m\").",
+		Name:      "sh",
+		Usage:     "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
+		UsageText: shUsage("jail sh"),
 		Action: func(*cli.Context) error {
 			return &exitStatus{code: exitJail, msg: "usage: jail sh -c 'COMMAND'"}
 		},
@@ -53,6 +53,14 @@ func shMain(args []string) {
 		shell = "bash"
 	}
 	argv, err := shArgv(args, os.Getenv, os.Getwd, shell)
+	if errors.Is(err, errShHelp) {
+		name := "jail sh"
+		if filepath.Base(os.Args[0]) == "jail-sh" {
+			name = "jail-sh"
+		}
+		fmt.Println("usage: " + shUsage(name))
+		os.Exit(0)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jail:", err)
 		os.Exit(exitJail)
@@ -62,10 +70,28 @@ func shMain(args []string) {
 	os.Exit(exitJail)
 }
 
+// shUsage is jail sh's help, for name ("jail sh" or "jail-sh").
+func shUsage(name string) string {
+	return name + " -c 'COMMAND' [NAME [ARGS...]], or " + name + " 'COMMAND'\n\n" +
+		"Runs bash -c COMMAND (sh where the host has no bash) in a jail; stdin, stdout, stderr and the exit status pass through.\n" +
+		"Its settings come from the environment:\n" +
+		"   JAIL_PROFILE  the profile (default agent)\n" +
+		"   JAIL_SESSION  the session whose workspace is /workspace (unset: the current directory is)\n" +
+		"   JAIL_ALLOW    the hosts the jail may reach, separated by spaces or commas (\"pypi.org github.com:22\")\n" +
+		"   JAIL_FLAGS    other run flags with their values, separated by spaces (\"--memory 2G --time-limit 10m\"; jail --help lists them)"
+}
+
+// errShHelp is jail sh asked for its help (-h, --help), which no shell
+// command is: shMain prints it.
+var errShHelp = errors.New("sh: help")
+
 // shArgv is the jail run that jail sh's args stand for, with the settings
 // getenv gives, the working directory getwd finds (without a session) and
-// shell ("bash" or "sh"). Its error is jail's one line.
+// shell ("bash" or "sh"). Its error is jail's one line, or errShHelp.
 func shArgv(args []string, getenv func(string) string, getwd func() (string, error), shell string) ([]string, error) {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		return nil, errShHelp
+	}
 	// One argument is the command itself, as a command prefix gets it
 	// (Claude Code's CLAUDE_CODE_SHELL_PREFIX passes the command as $1).
 	if len(args) == 1 && args[0] != "-c" {
