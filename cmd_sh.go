@@ -21,6 +21,8 @@ import (
 	"unicode"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/jail-sandbox/jail/jail"
 )
 
 // shCommand is `jail sh` in the help.
@@ -65,9 +67,22 @@ func shMain(args []string) {
 		fmt.Fprintln(os.Stderr, "jail:", err)
 		os.Exit(exitJail)
 	}
+	// The run's messages are a jail-sh user's (shSpelling).
+	os.Setenv(jail.ShEnv, "1")
 	err = syscall.Exec("/proc/self/exe", argv, os.Environ())
 	fmt.Fprintln(os.Stderr, "jail: sh:", err)
 	os.Exit(exitJail)
+}
+
+// shSpelling is a message of jail's as its user reads it: in a run jail sh
+// made (jail.ShEnv set, by shMain or by C's rewrite in jail/entry.c), with
+// each run flag it suggests spelled as jail-sh takes it (JAIL_ALLOW=HOST,
+// JAIL_FLAGS="--limits-mode best-effort"), as the runner's own lines are.
+func shSpelling(msg string) string {
+	if os.Getenv(jail.ShEnv) == "" {
+		return msg
+	}
+	return jail.ShHints(msg)
 }
 
 // shUsage is jail sh's help, for name ("jail sh" or "jail-sh").

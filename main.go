@@ -156,11 +156,11 @@ func exit(err error) {
 	var ex *exitStatus
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintln(os.Stderr, "jail:", ex.msg)
+			fmt.Fprintln(os.Stderr, "jail:", shSpelling(ex.msg))
 		}
 		os.Exit(ex.code)
 	}
-	fmt.Fprintln(os.Stderr, "jail:", oneLine(err))
+	fmt.Fprintln(os.Stderr, "jail:", shSpelling(oneLine(err)))
 	os.Exit(exitJail)
 }
 

@@ -23,6 +23,7 @@
 #include "jail/monotonic.h"
 #include "jail/runner.h"
 #include "jail/runplan.h"
+#include "jail/shhint.h"
 #include "jail/signals.h"
 #include "jail/stage.h"
 #include "plancache/plancache.h"
@@ -119,6 +120,8 @@ static void enter_caller(char **argv, uint64_t started)
 		signals_hold(); /* a program that links jail keeps its own */
 	if (sh && !(run = plancache_sh_argv(sh)))
 		return;
+	if (sh)
+		setenv(JAIL_SH_ENV, "1", 1); /* its messages are a jail-sh user's */
 	replay(run, started);
 	if (sh) {
 		execve("/proc/self/exe", run, environ);
