@@ -15,20 +15,22 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/jail-sandbox/jail/jail"
 )
 
 // shCommand is `jail sh` in the help.
 func shCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "sh",
-		Usage: "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
-		UsageText: "jail sh -c 'COMMAND' [NAME [ARGS...]]\n\nProfile $JAIL_PROFILE (default agent); workspace: session $JAIL_SESSION, else the current directory;\n" +
-			"hosts to allow $JAIL_ALLOW (\"host1 host2:22\"); other run flags $JAIL_FLAGS (\"--memory 2G --time-limit 10m\").",
+		Name:      "sh",
+		Usage:     "run bash -c CMD in a jail: the shell for an agent's bash tool (also a link named jail-sh)",
+		UsageText: shUsage("jail sh"),
 		Action: func(*cli.Context) error {
 			return &exitStatus{code: exitJail, msg: "usage: jail sh -c 'COMMAND'"}
 		},
@@ -53,19 +55,58 @@ func shMain(args []string) {
 		shell = "bash"
 	}
 	argv, err := shArgv(args, os.Getenv, os.Getwd, shell)
+	if errors.Is(err, errShHelp) {
+		name := "jail sh"
+		if filepath.Base(os.Args[0]) == "jail-sh" {
+			name = "jail-sh"
+		}
+		fmt.Println("usage: " + shUsage(name))
+		os.Exit(0)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jail:", err)
 		os.Exit(exitJail)
 	}
+	// The run's messages are a jail-sh user's (shSpelling).
+	os.Setenv(jail.ShEnv, "1")
 	err = syscall.Exec("/proc/self/exe", argv, os.Environ())
 	fmt.Fprintln(os.Stderr, "jail: sh:", err)
 	os.Exit(exitJail)
 }
 
+// shSpelling is a message of jail's as its user reads it: in a run jail sh
+// made (jail.ShEnv set, by shMain or by C's rewrite in jail/entry.c), with
+// each run flag it suggests spelled as jail-sh takes it (JAIL_ALLOW=HOST,
+// JAIL_FLAGS="--limits-mode best-effort"), as the runner's own lines are.
+func shSpelling(msg string) string {
+	if os.Getenv(jail.ShEnv) == "" {
+		return msg
+	}
+	return jail.ShHints(msg)
+}
+
+// shUsage is jail sh's help, for name ("jail sh" or "jail-sh").
+func shUsage(name string) string {
+	return name + " -c 'COMMAND' [NAME [ARGS...]], or " + name + " 'COMMAND'\n\n" +
+		"Runs bash -c COMMAND (sh where the host has no bash) in a jail; stdin, stdout, stderr and the exit status pass through.\n" +
+		"Its settings come from the environment:\n" +
+		"   JAIL_PROFILE  the profile (default agent)\n" +
+		"   JAIL_SESSION  the session whose workspace is /workspace (unset: the current directory is)\n" +
+		"   JAIL_ALLOW    the hosts the jail may reach, separated by spaces or commas (\"pypi.org github.com:22\")\n" +
+		"   JAIL_FLAGS    other run flags with their values, separated by spaces (\"--memory 2G --time-limit 10m\"; jail --help lists them)"
+}
+
+// errShHelp is jail sh asked for its help (-h, --help), which no shell
+// command is: shMain prints it.
+var errShHelp = errors.New("sh: help")
+
 // shArgv is the jail run that jail sh's args stand for, with the settings
 // getenv gives, the working directory getwd finds (without a session) and
-// shell ("bash" or "sh"). Its error is jail's one line.
+// shell ("bash" or "sh"). Its error is jail's one line, or errShHelp.
 func shArgv(args []string, getenv func(string) string, getwd func() (string, error), shell string) ([]string, error) {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+		return nil, errShHelp
+	}
 	// One argument is the command itself, as a command prefix gets it
 	// (Claude Code's CLAUDE_CODE_SHELL_PREFIX passes the command as $1).
 	if len(args) == 1 && args[0] != "-c" {

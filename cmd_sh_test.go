@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,26 @@ func TestShFlags(t *testing.T) {
 	for _, bad := range []string{"--memory 2G -- rm -rf /", "rm -rf /", "--memory 2G -", "--help", "--memory 2G -h", "--help=true"} {
 		if _, err := shFlags("", bad); err == nil || !strings.Contains(err.Error(), "JAIL_FLAGS") {
 			t.Errorf("JAIL_FLAGS=%q: %v, want a refusal naming JAIL_FLAGS", bad, err)
+		}
+	}
+}
+
+// jail sh --help (and -h) is jail sh's help, never a command run in a
+// jail; -c --help is still a command.
+func TestShHelp(t *testing.T) {
+	getenv := func(string) string { return "" }
+	getwd := func() (string, error) { return "/w", nil }
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"-help"}, {"--help", "x"}} {
+		if argv, err := shArgv(args, getenv, getwd, "bash"); !errors.Is(err, errShHelp) {
+			t.Errorf("shArgv(%q) = %q, %v; want its help", args, argv, err)
+		}
+		if argv, ok := plancache.ShArgv(args, plancache.ShEnv{Cwd: "/w", Shell: "bash"}); ok {
+			t.Errorf("C rewrote %q into %q: help is Go's", args, argv)
+		}
+	}
+	for _, args := range [][]string{{"-c", "--help"}, {"--helpx"}} {
+		if _, err := shArgv(args, getenv, getwd, "bash"); err != nil {
+			t.Errorf("shArgv(%q): %v; want a run", args, err)
 		}
 	}
 }
@@ -63,7 +84,8 @@ func isASCII(s string) bool {
 
 func TestShArgvBothSides(t *testing.T) {
 	argss := [][]string{nil, {"-c"}, {"-c", "echo hi"}, {"echo hi"}, {"-x"}, {"-c", "cmd", "name", "a", "b"}, {"-c", ""}, {""},
-		{"cmd", "extra"}, {"-c", "-c"}, {"--", "x"}, {"-c", "x y", "--"}, {"-c", "é"}, {"--help"}}
+		{"cmd", "extra"}, {"-c", "-c"}, {"--", "x"}, {"-c", "x y", "--"}, {"-c", "é"}, {"--help"}, {"-h"}, {"-help"},
+		{"--help", "x"}, {"-c", "--help"}, {"--helpx"}}
 	profiles := []string{"", "agent", "default", "two words", "é"}
 	ids := []string{"", "s1", "../x", "é"}
 	allows := []string{"", "a.test", " a.test, b.test:22\tc.test ", ",,,", "a\u00a0b", "a\u0085b", "a\v\fb\r\n", "é.test"}

@@ -117,12 +117,26 @@ func helpPath(c *cli.Context) string {
 	return strings.Join(names, " ") + " "
 }
 
-// oneLineUsageErrors gives every command, and theirs, usageError.
+// oneLineUsageErrors gives every command, and theirs, usageError, and a
+// command made of commands commandsOnly: an unknown one is one line too.
 func oneLineUsageErrors(cmds []*cli.Command) {
 	for _, c := range cmds {
 		c.OnUsageError = usageError
+		if len(c.Subcommands) > 0 && c.Action == nil {
+			c.Action = commandsOnly
+		}
 		oneLineUsageErrors(c.Subcommands)
 	}
+}
+
+// commandsOnly is a command made of commands given none of them: its help
+// when given nothing, else one line naming the word (urfave/cli's own
+// would say "No help topic").
+func commandsOnly(c *cli.Context) error {
+	if !c.Args().Present() {
+		return cli.ShowSubcommandHelp(c)
+	}
+	return fmt.Errorf("unknown command %q (jail %s--help lists the commands)", c.Args().First(), helpPath(c))
 }
 
 // exitStatus ends jail with a status and, if msg is set, one line on stderr.
@@ -142,11 +156,11 @@ func exit(err error) {
 	var ex *exitStatus
 	if errors.As(err, &ex) {
 		if ex.msg != "" {
-			fmt.Fprintln(os.Stderr, "jail:", ex.msg)
+			fmt.Fprintln(os.Stderr, "jail:", shSpelling(ex.msg))
 		}
 		os.Exit(ex.code)
 	}
-	fmt.Fprintln(os.Stderr, "jail:", oneLine(err))
+	fmt.Fprintln(os.Stderr, "jail:", shSpelling(oneLine(err)))
 	os.Exit(exitJail)
 }
 

@@ -23,6 +23,8 @@
 #include "jail/monotonic.h"
 #include "jail/runner.h"
 #include "jail/runplan.h"
+#include "jail/shhint.h"
+#include "jail/signals.h"
 #include "jail/stage.h"
 #include "plancache/plancache.h"
 
@@ -115,8 +117,12 @@ static void replay(char **argv, void *sh_block, uint64_t started)
 static void enter_caller(char **argv, uint64_t started)
 {
 	char **sh = sh_args(argv), **run = argv;
+	if (&jail_cli)
+		signals_hold(); /* a program that links jail keeps its own */
 	if (sh && !(run = plancache_sh_argv(sh)))
 		return;
+	if (sh)
+		setenv(JAIL_SH_ENV, "1", 1); /* its messages are a jail-sh user's */
 	replay(run, sh ? run : NULL, started);
 	if (sh) {
 		execve("/proc/self/exe", run, environ);
@@ -135,6 +141,7 @@ static void enter_run(char **argv, uint64_t started)
 	struct handoff h;
 	struct run_plan plan;
 	(void)started; /* Go's start, in the hand-over, is the run's */
+	signals_hold();
 	if (!cmd) {
 		dprintf(2, "jail: the runner got no plan\n");
 		_exit(125);

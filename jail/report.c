@@ -23,6 +23,7 @@
 #include "jail/hostfile.h"
 #include "jail/json.h"
 #include "jail/report.h"
+#include "jail/shhint.h"
 #include "jail/userns.h"
 #include "seccomp/sc.h"
 
@@ -354,7 +355,12 @@ static const char *limit_line(const struct run_plan *p, const struct outcome *o,
 
 void say(const char *line)
 {
-	char buf[1200];
+	char buf[1200], sh[1200];
+	/* A run jail sh made: its user gives flags through the environment. */
+	if (getenv(JAIL_SH_ENV)) {
+		sh_hints(line, sh, sizeof sh);
+		line = sh;
+	}
 	int sock, n = snprintf(buf, sizeof buf, "jail: %s\n", line);
 	if (n < 0)
 		return;

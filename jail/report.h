@@ -45,7 +45,8 @@ struct outcome {
  * written. */
 void finish(const struct run_plan *p, const struct outcome *o, const char *jail_err) __attribute__((noreturn));
 
-/* say writes jail's one line to stderr, "jail: " first, waiting up to
+/* say writes jail's one line to stderr, "jail: " first (in a run jail sh
+ * made, each flag it suggests spelled as jail-sh takes it), waiting up to
  * about two seconds for the caller's end to take it, never blocked for
  * good. */
 void say(const char *line);

@@ -15,6 +15,15 @@
 
 #include "jail/signals.h"
 
+void signals_hold(void)
+{
+	sigset_t usr;
+	sigemptyset(&usr);
+	sigaddset(&usr, SIGUSR1);
+	sigaddset(&usr, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr, NULL);
+}
+
 void signals_block(sigset_t *fwd)
 {
 	pid1_signals(fwd);

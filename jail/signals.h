@@ -8,6 +8,13 @@
 
 #include "jail/runner.h"
 
+/* signals_hold blocks SIGUSR1 and SIGUSR2 from jail's first instruction
+ * to the runner's signalfd: their default action would end jail, and Go
+ * (which keeps a mask it started with) would drop them while it plans.
+ * Held, they wait, across the exec into the runner too, and are passed
+ * on once the command runs, as the runner's own are. */
+void signals_hold(void);
+
 /* signals_block blocks the signals jail passes on (*fwd, for
  * signals_open), and ignores SIGPIPE and SIGTTOU: a dead init stage is an
  * EPIPE rather than jail's death, and a command that sets TOSTOP on the

@@ -357,6 +357,9 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 		if s.Optional && errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
+		if s.IfMissing != "" && errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s %s on %s: source does not exist: %s", s.Kind, s.Src, s.Dst, s.IfMissing)
+		}
 		return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, unwrapPath(err))
 	}
 	if s.Kind == ReadOnlyBind && copyable(fi) && r.onRoot(s.Dst) {

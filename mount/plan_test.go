@@ -110,6 +110,11 @@ func TestPrepareMissingSource(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "source does not exist") {
 		t.Errorf("missing source: %v", err)
 	}
+	// A workspace says what fixes it, not a profile key.
+	_, err = Prepare([]Spec{{Kind: Bind, Src: filepath.Join(dir, "nope"), Dst: "/w", IfMissing: "make it"}}, Options{})
+	if want := "bind " + filepath.Join(dir, "nope") + " on /w: source does not exist: make it"; err == nil || err.Error() != want {
+		t.Errorf("missing workspace: %v, want %q", err, want)
+	}
 	p, err := Prepare([]Spec{{Kind: ReadOnlyBind, Src: filepath.Join(dir, "nope"), Dst: "/x", Optional: true}}, Options{})
 	if err != nil || p.nops != 0 {
 		t.Errorf("optional missing source: %v, %d ops", err, p.nops)

@@ -43,6 +43,10 @@ type Spec struct {
 	Target   string // Symlink: what the link points to
 	Content  []byte // File
 	Optional bool   // Bind, ReadOnlyBind: skip, rather than fail, when Src is missing
+	// IfMissing (Bind, ReadOnlyBind): what the refusal of a missing Src
+	// says to do, where the profile's optional = true is no answer (a
+	// workspace); "" names optional = true.
+	IfMissing string
 	// Over (File): mounted read-only over the file an earlier entry put
 	// at Dst (a file inside a read-only bind, say), rather than created
 	// on the jail's root; the run fails when nothing is there to cover.

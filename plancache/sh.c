@@ -91,6 +91,9 @@ char **pc_sh_argv(char **args, const struct pc_sh *sh)
 	size_t nargs = 0;
 	while (args[nargs])
 		nargs++;
+	/* -h or --help is Go's to answer, with jail sh's help. */
+	if (nargs > 0 && (strcmp(args[0], "-h") == 0 || strcmp(args[0], "--help") == 0 || strcmp(args[0], "-help") == 0))
+		return NULL;
 	/* The command alone, as a command prefix passes it; or -c CMD. */
 	char **tail = args;
 	size_t ntail = 1;

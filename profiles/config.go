@@ -170,6 +170,9 @@ func (p *Profile) mountSpecs(hostEnv []string) ([]mount.Spec, error) {
 		if m.Type == workspaceType && m.Src == "" {
 			return nil, fmt.Errorf("profile %q mounts a workspace at %s: give --workspace DIR", p.Name, m.Dst)
 		}
+		if m.Type == workspaceType {
+			s.IfMissing = "create the workspace first, or give --workspace a directory that exists"
+		}
 		if strings.HasPrefix(m.Src, "~") {
 			src, err := expandHome(m.Src, hostEnv)
 			if err != nil {

@@ -191,7 +191,8 @@ func TestConfigMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := mustConfig(t, p, []string{"ls"}, hostEnv)
-	if ws := specAt(c, "/workspace"); ws == nil || !reflect.DeepEqual(*ws, mount.Spec{Kind: mount.Bind, Src: "/home/u/proj", Dst: "/workspace"}) {
+	if ws := specAt(c, "/workspace"); ws == nil || !reflect.DeepEqual(*ws, mount.Spec{Kind: mount.Bind, Src: "/home/u/proj", Dst: "/workspace",
+		IfMissing: "create the workspace first, or give --workspace a directory that exists"}) {
 		t.Errorf("workspace = %+v", ws)
 	}
 	if m := specAt(c, "/cache"); m == nil || m.Src != "/home/u/.cache/pip" || m.Kind != mount.Bind {

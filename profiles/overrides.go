@@ -305,9 +305,15 @@ func (a *applier) workspace(dir string) {
 	}
 }
 
-// bind adds "SRC[:DST]" as a mount of type typ; DST defaults to SRC.
+// bind adds "SRC[:DST]" as a mount of type typ; DST defaults to SRC. A
+// path holding ':' writes it "\:" (splitPaths).
 func (a *applier) bind(flag, typ, v string) {
-	srcArg, dst, hasDst := strings.Cut(v, ":")
+	parts := splitPaths(v)
+	if len(parts) > 2 {
+		a.fail(flag, v, fmt.Errorf(`want SRC or SRC:DST; write a ':' inside a path as \: (%s '/data/a\:b:/b')`, flag))
+		return
+	}
+	srcArg, hasDst := parts[0], len(parts) == 2
 	if srcArg == "" {
 		// Not the working directory: an empty variable in a caller's
 		// script must not open the directory it runs in.
@@ -319,12 +325,12 @@ func (a *applier) bind(flag, typ, v string) {
 		a.fail(flag, v, fmt.Errorf("source: %w", err))
 		return
 	}
-	if !hasDst {
-		if strings.HasPrefix(src, "~") {
-			a.fail(flag, v, errors.New("give a destination for a source under ~: SRC:DST"))
-			return
-		}
-		dst = src
+	dst := src
+	if hasDst {
+		dst = parts[1]
+	} else if strings.HasPrefix(src, "~") {
+		a.fail(flag, v, errors.New("give a destination for a source under ~: SRC:DST"))
+		return
 	}
 	if strings.HasPrefix(dst, "/") {
 		dst = filepath.Clean(dst)
@@ -334,10 +340,16 @@ func (a *applier) bind(flag, typ, v string) {
 	}
 }
 
-// tmpfs adds "DST[:SIZE[:MODE]]" as a tmpfs mount.
+// tmpfs adds "DST[:SIZE[:MODE]]" as a tmpfs mount; DST may hold "\:", as
+// a bind's paths may.
 func (a *applier) tmpfs(v string) {
-	dst, rest, _ := strings.Cut(v, ":")
-	sizeArg, modeArg, _ := strings.Cut(rest, ":")
+	parts := splitPaths(v)
+	if len(parts) > 3 {
+		a.fail("--tmpfs", v, errors.New(`want DST[:SIZE[:MODE]]; write a ':' inside a path as \: (--tmpfs '/a\:b:64M')`))
+		return
+	}
+	parts = append(parts, "", "")
+	dst, sizeArg, modeArg := parts[0], parts[1], parts[2]
 	if strings.HasPrefix(dst, "/") {
 		dst = filepath.Clean(dst)
 	}
@@ -356,6 +368,30 @@ func (a *applier) tmpfs(v string) {
 	if ok {
 		a.p.addMount(m)
 	}
+}
+
+// splitPaths cuts a flag's value at each ':' that is not escaped: "\:" is
+// a ':' within a part and "\\" a backslash ("a\\:b" is "a\" and "b"); any
+// other backslash is itself. Paths with a colon exist (a mount of a
+// Windows share, a directory named for a time), and a second flag
+// spelling (docker's --mount src=,dst=) would only move the problem to
+// ',' and '='.
+func splitPaths(v string) []string {
+	var parts []string
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '\\' && i+1 < len(v) && (v[i+1] == ':' || v[i+1] == '\\'):
+			i++
+			b.WriteByte(v[i])
+		case c == ':':
+			parts = append(parts, b.String())
+			b.Reset()
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return append(parts, b.String())
 }
 
 // seccomp replaces the profile's policy by the one named, looked up where

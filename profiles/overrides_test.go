@@ -60,13 +60,38 @@ func TestApply(t *testing.T) {
 			},
 		},
 		{
+			name: "paths holding a colon", profile: "minimal",
+			o: Overrides{
+				Binds:   []string{`/srv/a\:b`, `/srv/c\:d:/data/e\:f`, `/srv/g\\:/h`},
+				ROBinds: []string{`rel\:x`, `/srv/back\slash:/bs`},
+				Tmpfs:   []string{`/t\:1:1M:0700`},
+				Cwd0:    "/home/u",
+			},
+			check: func(t *testing.T, p *Profile) {
+				for dst, want := range map[string]Mount{
+					"/srv/a:b":      {Type: "bind", Src: "/srv/a:b", Dst: "/srv/a:b"},
+					"/data/e:f":     {Type: "bind", Src: "/srv/c:d", Dst: "/data/e:f"},
+					"/h":            {Type: "bind", Src: `/srv/g\`, Dst: "/h"},
+					"/home/u/rel:x": {Type: "ro-bind", Src: "/home/u/rel:x", Dst: "/home/u/rel:x"},
+					"/bs":           {Type: "ro-bind", Src: `/srv/back\slash`, Dst: "/bs"},
+					"/t:1":          {Type: "tmpfs", Dst: "/t:1", Size: 1 << 20, Mode: 0o700},
+				} {
+					if m := findMount(p, dst); m == nil || *m != want {
+						t.Errorf("%s = %+v, want %+v", dst, m, want)
+					}
+				}
+			},
+		},
+		{
 			name: "tmpfs with size and mode", profile: "minimal",
-			o: Overrides{Tmpfs: []string{"/scratch/", "/tmp:1G", "/x:16M:0700"}},
+			o: Overrides{Tmpfs: []string{"/scratch/", "/tmp:1G", "/x:16M:0700", "/y:16MiB", "/z:0.5GB"}},
 			check: func(t *testing.T, p *Profile) {
 				for dst, want := range map[string]Mount{
 					"/scratch": {Type: "tmpfs", Dst: "/scratch"},
 					"/tmp":     {Type: "tmpfs", Dst: "/tmp", Size: 1 << 30},
 					"/x":       {Type: "tmpfs", Dst: "/x", Size: 16 << 20, Mode: 0o700},
+					"/y":       {Type: "tmpfs", Dst: "/y", Size: 16 << 20},
+					"/z":       {Type: "tmpfs", Dst: "/z", Size: 512 << 20},
 				} {
 					if m := findMount(p, dst); m == nil || *m != want {
 						t.Errorf("%s = %+v, want %+v", dst, m, want)
@@ -138,6 +163,10 @@ func TestApplyErrors(t *testing.T) {
 		o    Overrides
 		want string
 	}{
+		{Overrides{Binds: []string{"/a:b:/c"}}, `--bind "/a:b:/c": want SRC or SRC:DST; write a ':' inside a path as \: (--bind '/data/a\:b:/b')`},
+		{Overrides{ROBinds: []string{"/a:/b:c"}}, `--ro-bind "/a:/b:c": want SRC or SRC:DST; write a ':' inside a path as \: (--ro-bind '/data/a\:b:/b')`},
+		{Overrides{Binds: []string{`\:/x`}}, `--bind "\\:/x": source: ":/x" is relative`},
+		{Overrides{Tmpfs: []string{"/x:1M:0700:y"}}, `--tmpfs "/x:1M:0700:y": want DST[:SIZE[:MODE]]; write a ':' inside a path as \: (--tmpfs '/a\:b:64M')`},
 		{Overrides{Tmpfs: []string{"/x:lots"}}, `--tmpfs "/x:lots": size "lots": want bytes`},
 		{Overrides{Tmpfs: []string{"/x:0"}}, `--tmpfs "/x:0": size "0": would mean no limit at all`},
 		{Overrides{Tmpfs: []string{"/x:1M:999"}}, `--tmpfs "/x:1M:999": mode "999": want an octal mode`},
@@ -157,7 +186,7 @@ func TestApplyErrors(t *testing.T) {
 		{Overrides{Hostname: "a b"}, `--hostname "a b": only letters, digits`},
 		{Flags{TimeLimit: "soon"}.Parse(), `--time-limit "soon": want a duration`},
 		{Flags{TimeLimit: "-1s"}.Parse(), `--time-limit "-1s": must not be negative`},
-		{Flags{Memory: "lots"}.Parse(), `--memory "lots": want bytes (1048576), a number with K, M, G or T (1024-based: "256M"), or "unlimited"`},
+		{Flags{Memory: "lots"}.Parse(), `--memory "lots": want bytes (1048576), a number with K, M, G or T, also written Ki, KiB or KB, all 1024-based ("512M", "512MiB" and "512MB" are each 512 MiB; "1.5G"), or "unlimited"`},
 		{Flags{Memory: "1K"}.Parse(), `--memory "1K": want at least 4M (the jail itself needs that), or "unlimited"`},
 		{Flags{Memory: "99999999999T"}.Parse(), `--memory "99999999999T": too large`},
 		{Flags{Pids: "3"}.Parse(), `--pids "3": want at least 4 (the jail's PID 1, the command, and jail's own start-up), or "unlimited"`},
@@ -166,7 +195,7 @@ func TestApplyErrors(t *testing.T) {
 		{Flags{Pids: "4294967296"}.Parse(), `--pids "4294967296": too large`},
 		{Flags{CPU: "0"}.Parse(), `--cpu "0": want at least 0.01 cores and at most 4096, or "unlimited"`},
 		{Flags{CPU: "half"}.Parse(), `--cpu "half": want a number of cores such as 1, 0.5 or 2.0, or "unlimited"`},
-		{Flags{MaxOutput: "1X"}.Parse(), `--max-output "1X": want bytes (1048576), a number with K, M, G or T`},
+		{Flags{MaxOutput: "1X"}.Parse(), `--max-output "1X": want bytes (1048576), a number with K, M, G or T, also written Ki, KiB or KB, all 1024-based`},
 		{Overrides{LimitsMode: "soft"}, `--limits-mode "soft": want "enforce"`},
 		{Overrides{Network: "lan"}, `--network "lan": unknown mode: want "none", "allowlist" or "host"`},
 		{Overrides{Network: NetworkNone, Allow: []string{"example.com"}}, `--network "none": --allow and --pin-host need --network allowlist`},
@@ -208,5 +237,28 @@ func TestApplyReportsAll(t *testing.T) {
 	want := []string{"--bind", "--hostname", "--time-limit", "--memory", "--cpu", "--limits-mode", "--seccomp"}
 	if !reflect.DeepEqual(flags, want) {
 		t.Errorf("Apply reported %q, want %q:\n%v", flags, want, err)
+	}
+}
+
+// TestSplitPaths pins the escapes of a flag's paths: "\:" is a colon in a
+// path, "\\" a backslash, and any other backslash is itself.
+func TestSplitPaths(t *testing.T) {
+	for in, want := range map[string][]string{
+		"":            {""},
+		"/a":          {"/a"},
+		"/a:/b":       {"/a", "/b"},
+		":":           {"", ""},
+		`/a\:b`:       {"/a:b"},
+		`/a\:b:/c\:d`: {"/a:b", "/c:d"},
+		`/a\\:/b`:     {`/a\`, "/b"},
+		`/a\\\:b`:     {`/a\:b`},
+		`/a\b:/c`:     {`/a\b`, "/c"},
+		`/a\`:         {`/a\`},
+		"/a:b:c":      {"/a", "b", "c"},
+		`\\\\`:        {`\\`},
+	} {
+		if got := splitPaths(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("splitPaths(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

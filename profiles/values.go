@@ -6,7 +6,7 @@ package profiles
 import (
 	"errors"
 	"fmt"
-	"math"
+	"math/big"
 	"strconv"
 	"strings"
 	"time"
@@ -18,10 +18,14 @@ import (
 
 const unlimited = "unlimited"
 
+// sizeUnits is how a size may be written, for the messages: one base for
+// every spelling (parseBytes says why).
+const sizeUnits = `a number with K, M, G or T, also written Ki, KiB or KB, all 1024-based ("512M", "512MiB" and "512MB" are each 512 MiB; "1.5G")`
+
 // The messages say what is expected, so a user can fix the value at once.
 var (
-	errSize     = errors.New(`want bytes (1048576), a number with K, M, G or T (1024-based: "256M"), or "unlimited"`)
-	errTmpfs    = errors.New(`want bytes (1048576) or a number with K, M, G or T (1024-based: "256M")`)
+	errSize     = errors.New(`want bytes (1048576), ` + sizeUnits + `, or "unlimited"`)
+	errTmpfs    = errors.New(`want bytes (1048576) or ` + sizeUnits)
 	errCount    = errors.New(`want a whole number or "unlimited"`)
 	errCPU      = errors.New(`want a duration such as "60s" or "2m", or "unlimited"`)
 	errTime     = errors.New(`want a duration such as "10m" or "90s", or "none"`)
@@ -95,32 +99,71 @@ func parseTmpfsSize(v any) (int64, error) {
 	return n, nil
 }
 
-// parseBytes reads "1048576", "512K", "256M", "1G" or "2T" (also lower case).
+// parseBytes reads a size: whole bytes ("1048576", "1024B"), or a number,
+// whole or decimal, with a unit: K, M, G or T, alone or followed by "i",
+// "B" or "iB", in any case ("512M", "512Mi", "512MiB", "512mb", "1.5G").
+// Every unit is 1024-based, "MB" included: jail's "M" always was (as
+// Docker's --memory 512m, systemd's MemoryMax=512M and tmpfs's size=512m
+// are), and "MB" meaning 10^6 beside it would make "512M" and "512MB" two
+// limits 5% apart that read alike; Kubernetes's "Mi" is the same size
+// here. A decimal is rounded up to a whole byte: a limit never grants less
+// than it says.
 func parseBytes(s string) (int64, error) {
-	digits, mult := s, int64(1)
-	if s != "" {
-		switch s[len(s)-1] {
-		case 'K', 'k':
-			mult = 1 << 10
-		case 'M', 'm':
-			mult = 1 << 20
-		case 'G', 'g':
-			mult = 1 << 30
-		case 'T', 't':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			digits = s[:len(s)-1]
-		}
-	}
-	if digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+	num, unit := splitUnit(s)
+	mult, ok := unitBytes(unit)
+	whole, frac, dot := strings.Cut(num, ".")
+	if !ok || !digitsOnly(whole) || dot && (!digitsOnly(frac) || mult == 1) {
 		return 0, errSize
 	}
-	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n > math.MaxInt64/mult {
+	// No size needs more than 18 decimals (a byte of 1T is the 13th),
+	// and none fits in more than 19 digits.
+	if len(frac) > 18 {
+		return 0, errSize
+	}
+	if len(strings.TrimLeft(whole, "0")) > 19 {
 		return 0, errTooBig
 	}
-	return n * mult, nil
+	// whole.frac × mult, exactly: (whole·10^k + frac) × mult / 10^k.
+	scale := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(len(frac))), nil)
+	n, _ := new(big.Int).SetString(whole+frac, 10) // cannot fail: digits only
+	n.Mul(n, big.NewInt(mult))
+	n, rem := n.QuoRem(n, scale, new(big.Int))
+	if rem.Sign() > 0 {
+		n.Add(n, big.NewInt(1))
+	}
+	if !n.IsInt64() {
+		return 0, errTooBig
+	}
+	return n.Int64(), nil
+}
+
+// splitUnit cuts a size after its number: "1.5GiB" is "1.5" and "GiB".
+func splitUnit(s string) (num, unit string) {
+	i := strings.LastIndexAny(s, "0123456789.") + 1
+	return s[:i], s[i:]
+}
+
+// unitBytes is what a unit multiplies by: none or "B" is bytes; K, M, G
+// and T, alone or with "i", "B" or "iB" (any case), are 1024-based.
+func unitBytes(unit string) (int64, bool) {
+	u := strings.ToUpper(unit)
+	if u == "" || u == "B" {
+		return 1, true
+	}
+	shift := strings.IndexByte("KMGT", u[0])
+	if shift < 0 {
+		return 0, false
+	}
+	switch u[1:] {
+	case "", "I", "B", "IB":
+		return 1 << (10 * (shift + 1)), true
+	}
+	return 0, false
+}
+
+// digitsOnly says s is one or more ASCII digits.
+func digitsOnly(s string) bool {
+	return s != "" && strings.TrimLeft(s, "0123456789") == ""
 }
 
 // formatSize writes bytes as a TOML value: as jail.FormatBytes does (in the

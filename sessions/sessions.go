@@ -241,6 +241,9 @@ func inUse(s Session) bool {
 // ErrInUse: a call of the session is running.
 var ErrInUse = errors.New("in use")
 
+// ErrNoSession: there is no session of that id to remove.
+var ErrNoSession = errors.New("no such session")
+
 // Remove deletes a session, unless a call of it is running: it holds the
 // lock exclusively while it removes, so no call starts meanwhile.
 func Remove(state, id string) error {
@@ -248,6 +251,10 @@ func Remove(state, id string) error {
 		return err
 	}
 	s := Session{ID: id, Dir: filepath.Join(state, "sessions", id)}
+	// Named, rather than "no such file": a mistyped id, or one gc took.
+	if _, err := os.Lstat(s.Dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("session %q: %w in %s (jail sessions list shows them)", id, ErrNoSession, filepath.Dir(s.Dir))
+	}
 	if err := safeState(state); err != nil {
 		return err
 	}

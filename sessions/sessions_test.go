@@ -454,3 +454,21 @@ func TestRemoveLocksAMissingLock(t *testing.T) {
 		t.Errorf("the symlink's target was made: %v", err)
 	}
 }
+
+// TestRemoveMissing: removing a session that is not there says which, and
+// where it was looked for, with the state directory made or not; it makes
+// nothing.
+func TestRemoveMissing(t *testing.T) {
+	for _, state := range []string{filepath.Join(t.TempDir(), "state"), session(t, t.TempDir())} {
+		err := sessions.Remove(state, "nosuch")
+		want := `session "nosuch": no such session in ` + filepath.Join(state, "sessions") + ` (jail sessions list shows them)`
+		if err == nil || err.Error() != want || !errors.Is(err, sessions.ErrNoSession) {
+			t.Errorf("Remove(%s, nosuch) = %v, want %q", state, err, want)
+		}
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	sessions.Remove(state, "nosuch")
+	if _, err := os.Lstat(state); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("rm of a missing session made the state directory: %v", err)
+	}
+}
