@@ -1,3 +1,6 @@
+// The cgroup checks: whether this caller's runs can have cgroup limits
+// (and if not, why: a read-only cgroupfs, no delegation), and whether
+// moving a run into its cgroup is cheap.
 package preflight
 
 import (

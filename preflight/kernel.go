@@ -1,3 +1,5 @@
+// The kernel's features jail builds with: the new mount API, seccomp,
+// Landlock.
 package preflight
 
 import (
