@@ -13,7 +13,7 @@ import (
 func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "check",
-		Usage:     "check that this host and caller can run jails; print the fix for what is missing",
+		Usage:     "check that this host and caller can run jails; print every blocker, with its cause and fix",
 		UsageText: "jail check\n\nExample:\n   jail check && echo ready",
 		Action: func(c *cli.Context) error {
 			if !preflight.Run(c.App.Writer) {

@@ -75,18 +75,85 @@ static int64_t number(const char *dir, const char *file)
 	return strtoll(buf, NULL, 10);
 }
 
-/* start_time is a process's start, in clock ticks since boot (field 22 of
- * /proc/PID/stat): with the pid, it names one process for good. */
-static unsigned long long start_time(pid_t pid)
+/* stat_start reads a process's start from its stat file at path: clock
+ * ticks since boot (field 22), as the reader's time namespace reckons
+ * them. 0, or -1 with errno (EINVAL: a line it could not read). */
+static int stat_start(const char *path, unsigned long long *start)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	char buf[1024];
 	if (file_get(path, buf, sizeof buf) <= 0)
-		return 0;
+		return -1;
 	char *p = strrchr(buf, ')'); /* the name may hold anything */
 	for (int field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
+	char *end;
+	if (!p || (*start = strtoull(p + 1, &end, 10)) == 0 || (*end != ' ' && *end != '\n')) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* ns_ino is the inode of this process's namespace of kind ns (0: the
+ * kernel has none of that kind); -1 when it cannot tell. */
+static int ns_ino(const char *ns, unsigned long long *ino)
+{
+	char path[64];
+	struct stat st;
+	snprintf(path, sizeof path, "/proc/self/ns/%s", ns);
+	*ino = 0;
+	if (stat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	*ino = (unsigned long long)st.st_ino;
+	return 0;
+}
+
+/* identify fills in who the runner is, for its cgroup's name (cg.h's
+ * struct cg_self). What it cannot read stays 0, which no sweep takes
+ * for a proof. */
+static void identify(struct cg_self *s)
+{
+	memset(s, 0, sizeof *s);
+	s->pid = getpid();
+	/* /proc/self is this process whichever pid namespace /proc is of. */
+	if (stat_start("/proc/self/stat", &s->start) < 0)
+		s->start = 0;
+	if (ns_ino("pid", &s->pidns) < 0)
+		s->pidns = 0;
+	s->timens_ok = ns_ino("time", &s->timens) == 0;
+}
+
+/* own_proc reports whether /proc is of this process's own pid namespace:
+ * NSpid in /proc/self/status lists its pid in every namespace from the
+ * procfs's down to its own, so one entry, its own pid, says they are the
+ * same. Only then is /proc/PID the process a runner of this namespace
+ * recorded as PID (a caller started in a new pid namespace without a
+ * procfs of its own, unshare -p without --mount-proc, sees its parent's). */
+static int own_proc(pid_t self)
+{
+	char buf[8192];
+	if (file_get("/proc/self/status", buf, sizeof buf) <= 0)
+		return 0;
+	char *l = strstr(buf, "\nNSpid:"), *end;
+	if (!l)
+		return 0;
+	long first = strtol(l + 7, &end, 10);
+	while (*end == ' ' || *end == '\t')
+		end++;
+	return first == self && *end == '\n';
+}
+
+/* gone reports whether the process this pid namespace knew as pid, started
+ * at start, is certainly gone: no such pid, or another process under it.
+ * Anything else (a stat it cannot read) is not a proof. */
+static int gone(pid_t pid, unsigned long long start)
+{
+	char path[64];
+	unsigned long long now;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (stat_start(path, &now) < 0)
+		return errno == ENOENT || errno == ESRCH;
+	return now != start;
 }
 
 /* own_v2 is the runner's cgroup on the unified hierarchy. */
@@ -235,8 +302,9 @@ int cg_create(const struct cg_plan *p, struct cg_run *r, struct jerr *e)
 	memset(r, 0, sizeof *r);
 	r->dir_fd = r->pids_events = r->freeze = r->events = -1;
 	r->v2 = !!(p->flags & CG_V2);
-	char name[64], own[PATH_MAX];
-	snprintf(name, sizeof name, "r%d-%llu", (int)getpid(), start_time(getpid()));
+	char name[96], own[PATH_MAX];
+	identify(&r->self);
+	snprintf(name, sizeof name, CG_RUN_NAME, (int)r->self.pid, r->self.start, r->self.pidns, r->self.timens);
 	if ((p->flags & CG_OWN) && own_base(own, sizeof own) < 0)
 		return jerr_set(e, errno, "cgroup v2: find jail's own cgroup in /proc/self/cgroup");
 	for (uint32_t i = 0; i < p->ndirs; i++) {
@@ -442,12 +510,23 @@ static void parent_of(const char *run, char *out, size_t size)
 
 /* sweep removes, next to a run's cgroup, the cgroups of runs whose runner
  * is gone: jail killed with SIGKILL cannot remove its own. Its jail died
- * with it (PDEATHSIG), so only empty cgroups are removed; one that still
- * holds processes belongs to a live run this pid namespace cannot see.
- * Every hierarchy is read: a runner killed while it removed its cgroups
- * leaves some hierarchies' and not others'. */
+ * with it (PDEATHSIG), so only empty cgroups go (rmdir refuses the others,
+ * on v1 and v2). An empty cgroup may still be a live run's, though: made
+ * and not yet joined, or a v1 run's hierarchies joined one after another,
+ * or a run measured after its jail ended. So a cgroup goes only when its
+ * name proves its runner gone: recorded in this runner's pid and time
+ * namespaces (a container that sees the host's cgroups sees runs of
+ * other pid namespaces, whose pids mean other processes here), looked up
+ * through a /proc of this pid namespace, and no process there under that
+ * pid with that start. Names of any other form (older jails', other
+ * namespaces', ones with a part the runner could not read) are left to
+ * their own runs, or to reboot. Every hierarchy is read: a runner killed
+ * while it removed its cgroups leaves some hierarchies' and not others'. */
 static void sweep(const struct cg_run *r)
 {
+	const struct cg_self *me = &r->self;
+	if (!me->pidns || !me->timens_ok || !own_proc(me->pid))
+		return;
 	for (int i = 0; i < r->n; i++) {
 		char parent[PATH_MAX];
 		parent_of(r->path[i], parent, sizeof parent);
@@ -457,12 +536,13 @@ static void sweep(const struct cg_run *r)
 		struct dirent *de;
 		while ((de = readdir(d))) {
 			int pid;
-			unsigned long long start;
+			unsigned long long start, pidns, timens;
 			char tail;
-			if (de->d_type != DT_DIR || sscanf(de->d_name, "r%d-%llu%c", &pid, &start, &tail) != 2)
+			if (de->d_type != DT_DIR ||
+			    sscanf(de->d_name, CG_RUN_NAME "%c", &pid, &start, &pidns, &timens, &tail) != 4)
 				continue;
-			if (pid > 0 && start_time(pid) == start)
-				continue; /* its runner lives (this run's own, too) */
+			if (pid <= 0 || start == 0 || pidns != me->pidns || timens != me->timens || !gone(pid, start))
+				continue; /* live (this run's own, too), or not provably gone */
 			unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 		}
 		closedir(d);

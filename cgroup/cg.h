@@ -48,6 +48,21 @@ struct cg_plan {
 /* cg_plan_decode reads the cgroup part of a run plan (see jail/plan.go). */
 void cg_plan_decode(struct wire *w, struct cg_plan *p);
 
+/* A run's cgroup is named for its runner, printf-style: its pid, its start
+ * (clock ticks since boot, /proc/PID/stat's field 22, which the reader's
+ * time namespace shifts) and the inodes of its pid and time namespaces (0
+ * for what could not be read, or a kernel without time namespaces). With
+ * them a later run can prove the runner gone, and knows when it cannot
+ * (cg.c's sweep). */
+#define CG_RUN_NAME "r%d-%llu-%llu-%llu"
+
+/* Who the runner is, for its cgroup's name. */
+struct cg_self {
+	pid_t pid;
+	unsigned long long start, pidns, timens;
+	int timens_ok; /* timens was read (0 there: no time namespaces) */
+};
+
 /* One run's cgroup, in each hierarchy. */
 struct cg_run {
 	int n;
@@ -58,6 +73,7 @@ struct cg_run {
 	int pids_events; /* pids.events, polled (POLLPRI) for the limit being hit; or -1 */
 	int freeze;      /* v2: cgroup.freeze, to stop the whole jail while jail is stopped; else -1 */
 	int events;      /* v2: cgroup.events, polled (POLLPRI) for it being frozen; else -1 */
+	struct cg_self self; /* the runner, as the cgroup's name says */
 };
 
 /* What the cgroup saw of the run. -1: not known here. */
@@ -94,7 +110,8 @@ void cg_thaw(const struct cg_run *r);
 void cg_measure(const struct cg_run *r, struct cg_usage *u);
 
 /* cg_remove kills what is left in the run's cgroup and removes it, then
- * removes the cgroups that runs whose jail was killed (SIGKILL) left. */
+ * removes the cgroups that runs whose jail was killed (SIGKILL) left,
+ * where their names prove those runners gone (see CG_RUN_NAME). */
 void cg_remove(struct cg_run *r);
 
 #endif

@@ -164,32 +164,32 @@ func SessionOpen(id string, uid int) (lock int, ok bool) {
 	return int(fd), true
 }
 
-// store is pc_store below run: it stores plan for argv, with deps (encoded
-// as the runner gets them), as the runner would.
-func store(run string, argv []string, plan, deps []byte) error {
-	crun := C.CString(run)
-	defer C.free(unsafe.Pointer(crun))
+// store is pc_store in env's cache: it stores plan for argv, with deps
+// (encoded as the runner gets them), as the runner would.
+func store(env Env, argv []string, plan, deps []byte) error {
+	ce, free := cEnv(env)
+	defer free()
 	cargv := cStrings(argv)
 	defer freeStrings(cargv)
 	cplan, cdeps := C.CBytes(plan), C.CBytes(deps)
 	defer C.free(cplan)
 	defer C.free(cdeps)
-	if C.pc_store(crun, &cargv[0], (*C.uchar)(cplan), C.size_t(len(plan)), (*C.char)(cdeps), C.size_t(len(deps))) < 0 {
+	if C.pc_store(&ce, &cargv[0], (*C.uchar)(cplan), C.size_t(len(plan)), (*C.char)(cdeps), C.size_t(len(deps))) < 0 {
 		return errors.New("not stored")
 	}
 	return nil
 }
 
-// load is pc_load below run: the plan cached for argv, as the constructor
-// would find it.
-func load(run string, argv []string) (plan []byte, ok bool) {
-	crun := C.CString(run)
-	defer C.free(unsafe.Pointer(crun))
+// load is pc_load in env's cache: the plan cached for argv, as the
+// constructor would find it.
+func load(env Env, argv []string) (plan []byte, ok bool) {
+	ce, free := cEnv(env)
+	defer free()
 	cargv := cStrings(argv)
 	defer freeStrings(cargv)
 	var p *C.char
 	var n C.size_t
-	buf := C.pc_load(crun, &cargv[0], &p, &n)
+	buf := C.pc_load(&ce, &cargv[0], &p, &n)
 	if buf == nil {
 		return nil, false
 	}

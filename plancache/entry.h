@@ -27,11 +27,13 @@
 #define PC_MAX (16u << 20)   /* bytes; a larger entry is neither written nor read */
 #define PC_NEW ".new-"       /* an entry being written, renamed into place when whole */
 
-/* Where the cache lives (dir.c): the runtime directory (RUN for root,
- * RUN/user/UID for others), then the state directory in it, then plans. */
+/* Where the cache lives (dir.c): a place (RUN for root; RUN/user/UID for
+ * others, or $XDG_RUNTIME_DIR, or sessions' state directory), then the
+ * state directory in it (PC_STATE; PC_CACHE in sessions'), then plans. */
 #define PC_RUN "/run"
 #define PC_USER "user"
 #define PC_STATE "jail"
+#define PC_CACHE "cache"
 #define PC_PLANS "plans"
 
 /* Sessions (session.c), where sessions.go keeps them: STATE/sessions/ID
@@ -65,10 +67,47 @@ void pc_key_free(struct pc_key *k);
 /* pc_name is an entry's file name: the key's hash, 16 hex digits. */
 void pc_name(const struct pc_key *k, char name[17]);
 
-/* pc_cache_dir opens the cache directory below run (PC_RUN but in tests),
- * making the state and plans directories when create is set; every step
- * must be the caller's and closed to everyone else, or it returns -1. */
-int pc_cache_dir(const char *run, int create);
+/* What decides where a caller's cache is. */
+struct pc_env {
+	const char *run;   /* PC_RUN but in tests */
+	unsigned euid;     /* the caller, who must own every level */
+	const char *xdg;   /* $XDG_RUNTIME_DIR; NULL: unset */
+	const char *state; /* $JAIL_STATE_DIR; NULL: unset */
+	const char *home;  /* $HOME; NULL: unset */
+};
+
+/* pc_env_self is this process's. */
+void pc_env_self(struct pc_env *e);
+
+/* The places, in the order they are tried (dir.c says when each is). */
+enum { PC_AT_RUN, PC_AT_XDG, PC_AT_STATE, PC_AT_N };
+
+/* Why a place, or a directory in it, is not used: an errno, or one of
+ * these. */
+#define PC_NOT_PRIVATE (-1) /* not the caller's, or others may enter it (write it: a state directory) */
+#define PC_UNSET (-2)       /* XDG: the variable is unset; STATE: neither JAIL_STATE_DIR nor an absolute HOME */
+#define PC_RELATIVE (-3)    /* XDG: not an absolute path */
+#define PC_SAME (-4)        /* XDG: names RUN/user/UID, tried first */
+#define PC_NOT_HERE (-5)    /* STATE: RUN/user exists (a login manager's host); XDG, STATE: root has RUN alone */
+
+/* Where a caller's cache is (pc_where). */
+struct pc_place {
+	int at;                         /* the place used, PC_AT_*; -1: none */
+	int why[PC_AT_N];               /* for each place tried and passed over, why */
+	char dir[PC_AT_N][PC_PATH_MAX]; /* each place's state directory (it holds plans/); "" where there is none */
+	int user_dirs;                  /* RUN/user exists (or may: it could not tell) */
+	int state_why, plans_why;       /* at's state directory and plans/: 0, or why not used (ENOENT: not made yet) */
+};
+
+/* pc_cache_dir opens the cache directory, plans/, for the caller e
+ * describes, making the state directory's parents (in sessions' place),
+ * the state directory and plans/ when create is set; every level must be
+ * the caller's and closed to everyone else, or it returns -1. */
+int pc_cache_dir(const struct pc_env *e, int create);
+
+/* pc_where says where the caller's cache is, or why it has none, making
+ * nothing. */
+void pc_where(const struct pc_env *e, struct pc_place *p);
 
 /* pc_clean is Go's filepath.Clean of a rooted path into out (n bytes);
  * -1 when path is not rooted or out too small. */
@@ -120,13 +159,14 @@ void pc_dep_read(struct wire *w, struct pc_dep *d);
 /* pc_ns is t in nanoseconds, as the deps hold times. */
 static inline uint64_t pc_ns(struct timespec t) { return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec; }
 
-/* pc_load finds the entry for argv below run: *plan and *len are its
- * plan, inside the returned buffer (the caller's to free); NULL when there
- * is none to use. */
-unsigned char *pc_load(const char *run, char **argv, const char **plan, size_t *len);
+/* pc_load finds the entry for argv in the cache of the caller e
+ * describes: *plan and *len are its plan, inside the returned buffer (the
+ * caller's to free); NULL when there is none to use. */
+unsigned char *pc_load(const struct pc_env *e, char **argv, const char **plan, size_t *len);
 
-/* pc_store writes the entry for argv below run, atomically, then prunes
- * the directory. It returns -1 when nothing was stored. */
-int pc_store(const char *run, char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen);
+/* pc_store writes the entry for argv in the cache of the caller e
+ * describes, atomically, then prunes the directory. It returns -1 when
+ * nothing was stored. */
+int pc_store(const struct pc_env *e, char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen);
 
 #endif

@@ -76,14 +76,14 @@ static unsigned char *read_entry(int dir, const char *name, size_t *size, int *f
 	return buf;
 }
 
-unsigned char *pc_load(const char *run, char **argv, const char **plan, size_t *len)
+unsigned char *pc_load(const struct pc_env *e, char **argv, const char **plan, size_t *len)
 {
 	struct pc_key k = {0};
 	unsigned char *buf = NULL;
 	size_t size = 0, klen;
 	int dir = -1, fd = -1;
 	char name[17];
-	if (pc_make_key(argv, &k) < 0 || (dir = pc_cache_dir(run, 0)) < 0)
+	if (pc_make_key(argv, &k) < 0 || (dir = pc_cache_dir(e, 0)) < 0)
 		goto miss;
 	pc_name(&k, name);
 	if (!(buf = read_entry(dir, name, &size, &fd)))
@@ -120,7 +120,9 @@ miss:
 unsigned char *plancache_load(char **argv, const unsigned char **plan, size_t *len)
 {
 	const char *p = NULL;
-	unsigned char *buf = pc_load(PC_RUN, argv, &p, len);
+	struct pc_env e;
+	pc_env_self(&e);
+	unsigned char *buf = pc_load(&e, argv, &p, len);
 	*plan = (const unsigned char *)p;
 	return buf;
 }

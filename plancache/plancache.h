@@ -52,9 +52,4 @@ int plancache_session_open(const char *id, unsigned uid, int *lock);
  * otherwise): Go rewrites it then. */
 char **plancache_sh_argv(char **args);
 
-/* plancache_state_dir puts jail's state directory, where the cache lives,
- * in buf: /run/jail for root, /run/user/UID/jail for others. It returns -1
- * when buf is too small. */
-int plancache_state_dir(char *buf, size_t n);
-
 #endif

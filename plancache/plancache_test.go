@@ -15,12 +15,13 @@ import (
 
 // newRun makes a directory that stands for /run: the caller's runtime
 // directory is run itself for root, run/user/UID (private, as systemd
-// makes it) for others. It returns run and where the entries go.
-func newRun(t *testing.T) (run, plans string) {
-	run = t.TempDir()
-	rt := run
+// makes it) for others. It returns this caller with that run, and where
+// the entries go.
+func newRun(t *testing.T) (run Env, plans string) {
+	run = Env{Run: t.TempDir(), EUID: os.Geteuid()}
+	rt := run.Run
 	if os.Geteuid() != 0 {
-		rt = filepath.Join(run, "user", strconv.Itoa(os.Geteuid()))
+		rt = filepath.Join(run.Run, "user", strconv.Itoa(os.Geteuid()))
 		if err := os.MkdirAll(rt, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +151,7 @@ func TestNotStored(t *testing.T) {
 // the caller's alone, and only if it is a private regular file itself.
 func TestPrivate(t *testing.T) {
 	a := argv("--hostname", "private")
-	stored := func(t *testing.T) (run, plans, entry string) {
+	stored := func(t *testing.T) (run Env, plans, entry string) {
 		run, plans = newRun(t)
 		if err := store(run, a, []byte("plan"), depsOf(t)); err != nil {
 			t.Fatal(err)
@@ -160,7 +161,7 @@ func TestPrivate(t *testing.T) {
 		}
 		return run, plans, filepath.Join(plans, entries(t, plans)[0])
 	}
-	refused := func(t *testing.T, run, plans string) {
+	refused := func(t *testing.T, run Env, plans string) {
 		t.Helper()
 		if _, ok := load(run, a); ok {
 			t.Error("used")

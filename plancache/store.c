@@ -17,10 +17,10 @@
 #include "plancache/entry.h"
 #include "plancache/plancache.h"
 
-/* Bounds on the cache: it lives in memory (/run), and an invocation whose
- * flags change with every run (a new --env value, say) adds an entry each
- * time. Past MAX_ENTRIES, the least recently used go, down to
- * KEEP_ENTRIES. */
+/* Bounds on the cache: it lives in memory (/run, most often), and an
+ * invocation whose flags change with every run (a new --env value, say)
+ * adds an entry each time. Past MAX_ENTRIES, the least recently used go,
+ * down to KEEP_ENTRIES. */
 #define MAX_ENTRIES 64
 #define KEEP_ENTRIES 48
 
@@ -142,7 +142,7 @@ static void put_entry(struct wire_out *w, const struct pc_key *k, const char *de
 	wire_put_bytes(w, plan, len);
 }
 
-int pc_store(const char *run, char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen)
+int pc_store(const struct pc_env *e, char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen)
 {
 	struct pc_key k = {0};
 	struct wire_out w = {0};
@@ -152,7 +152,7 @@ int pc_store(const char *run, char **argv, const unsigned char *plan, size_t len
 		goto out;
 	put_entry(&w, &k, deps, dlen, plan, len); /* counts */
 	n = w.n;
-	if (n > PC_MAX || !(w.p = malloc(n)) || (dir = pc_cache_dir(run, 1)) < 0)
+	if (n > PC_MAX || !(w.p = malloc(n)) || (dir = pc_cache_dir(e, 1)) < 0)
 		goto out;
 	w.n = 0;
 	put_entry(&w, &k, deps, dlen, plan, len);
@@ -175,6 +175,8 @@ out:
 void plancache_store(char **argv, const unsigned char *plan, size_t len, const char *deps, size_t dlen)
 {
 	int saved = errno;
-	pc_store(PC_RUN, argv, plan, len, deps, dlen);
+	struct pc_env e;
+	pc_env_self(&e);
+	pc_store(&e, argv, plan, len, deps, dlen);
 	errno = saved;
 }

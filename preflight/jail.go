@@ -1,3 +1,5 @@
+// The whole-jail check: a real jail, built as users' are, and when it
+// fails, the cause of the step that failed.
 package preflight
 
 import (
@@ -12,6 +14,12 @@ import (
 	"github.com/jail-sandbox/jail/seccomp/policyfile"
 )
 
+// above is what the checks before the whole jail found missing: a jail
+// that fails for one of them is referred to it.
+type above struct {
+	userns, mountAPI, proc bool
+}
+
 // wholeJail builds a real jail and runs a command in it: pivot_root, a
 // procfs for a new pid namespace (which a container that masks /proc
 // refuses), the minimal /dev, and a writable bind whose new file must
@@ -19,7 +27,7 @@ import (
 // is root, the unprivileged user the directory is given to (an idmapped
 // mount). The command runs under the default seccomp policy, as users'
 // commands do.
-func wholeJail() Result {
+func wholeJail(h host, a above) Result {
 	r := Result{Name: "a jail runs"}
 	if _, err := policyfile.Load("default", policyfile.Options{}); err != nil {
 		r.Detail = fmt.Sprintf("seccomp policy: %v", err)
@@ -28,7 +36,7 @@ func wholeJail() Result {
 	dir, err := os.MkdirTemp("", "jail-check-")
 	if err != nil {
 		r.Detail = fmt.Sprintf("temporary directory: %v", err)
-		r.Fix = "make $TMPDIR (or /tmp) writable"
+		r.Fixes = []string{"make $TMPDIR (or /tmp) writable"}
 		return r
 	}
 	defer os.RemoveAll(dir)
@@ -48,11 +56,11 @@ func wholeJail() Result {
 	switch {
 	case err != nil:
 		r.Detail = err.Error()
-		r.Fix = "see the error; in a container, jail needs to mount its own procfs (docker: --security-opt systempaths=unconfined) and idmapped mounts for writable binds as root"
+		r.Cause, r.Fixes = jailCause(h, a, err.Error(), probeDir{dir, fsName(dir)})
 		return r
 	case res.ExitCode != 0:
 		r.Detail = fmt.Sprintf("the test command exited %d %s", res.ExitCode, res.ExecError)
-		r.Fix = "/bin/sh must exist on the host; see the command's output above"
+		r.Fixes = []string{"/bin/sh must exist on the host; see the command's output above"}
 		return r
 	}
 	var st syscall.Stat_t
@@ -62,7 +70,7 @@ func wholeJail() Result {
 	}
 	if int(st.Uid) != owner {
 		r.Detail = fmt.Sprintf("a file written in a writable bind belongs to uid %d on the host, not to the bind's owner (%d)", st.Uid, owner)
-		r.Fix = "the filesystem of $TMPDIR must support idmapped mounts when jail runs as root"
+		r.Fixes = []string{"the filesystem of $TMPDIR must support idmapped mounts when jail runs as root"}
 		return r
 	}
 	r.OK = true

@@ -1,3 +1,5 @@
+// The kernel's features jail builds with: the new mount API, seccomp,
+// Landlock.
 package preflight
 
 import (
@@ -47,12 +49,12 @@ func mountAPI() Result {
 	}
 	if len(missing) > 0 {
 		r.Detail = "missing: " + strings.Join(missing, ", ")
-		r.Fix = "jail needs Linux 5.12 or newer (mount_setattr); upgrade the kernel"
+		r.Fixes = []string{"jail needs Linux 5.12 or newer (mount_setattr); upgrade the kernel"}
 		if underFilter() {
 			// ENOSYS is also what a filter answers for calls it does
 			// not know (Docker's, jail's own default).
 			r.Detail += " (or refused: this process runs under a seccomp filter)"
-			r.Fix = "allow them in the outer sandbox's seccomp profile (jail's deploy/seccomp-jail.json does), or upgrade the kernel to 5.12 or newer"
+			r.Fixes = []string{"allow them in the outer sandbox's seccomp profile (jail's deploy/seccomp-jail.json does), or upgrade the kernel to 5.12 or newer"}
 		}
 		return r
 	}
@@ -66,13 +68,13 @@ func seccompSupport() Result {
 	r := Result{Name: "seccomp"}
 	if _, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0); err != nil {
 		r.Detail = fmt.Sprintf("prctl(PR_GET_SECCOMP): %v", err)
-		r.Fix = "the kernel needs CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER"
+		r.Fixes = []string{"the kernel needs CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER"}
 		return r
 	}
 	s, err := seccomp.Probe()
 	if err != nil {
 		r.Detail = err.Error()
-		r.Fix = "the kernel needs CONFIG_SECCOMP_FILTER"
+		r.Fixes = []string{"the kernel needs CONFIG_SECCOMP_FILTER"}
 		return r
 	}
 	actions, _ := os.ReadFile("/proc/sys/kernel/seccomp/actions_avail")
@@ -92,10 +94,10 @@ func landlock() Result {
 		r.Detail = fmt.Sprintf("ABI version %d", v)
 	case errno == unix.EOPNOTSUPP:
 		r.Detail = "built in but disabled at boot"
-		r.Fix = "add landlock to the lsm= kernel parameter"
+		r.Fixes = []string{"add landlock to the lsm= kernel parameter"}
 	default:
 		r.Detail = fmt.Sprintf("not available: %v", errno)
-		r.Fix = "Landlock needs Linux 5.13+ with CONFIG_SECURITY_LANDLOCK"
+		r.Fixes = []string{"Landlock needs Linux 5.13+ with CONFIG_SECURITY_LANDLOCK"}
 	}
 	return r
 }

@@ -24,10 +24,10 @@ func tunDevice() Result {
 		r.Detail = "/dev/net/tun opens"
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, unix.ENODEV), errors.Is(err, unix.ENXIO):
 		r.Detail = "/dev/net/tun is missing"
-		r.Fix = "load the tun module (modprobe tun); in a container, pass --device /dev/net/tun"
+		r.Fixes = []string{"load the tun module (modprobe tun); in a container, pass --device /dev/net/tun"}
 	case errors.Is(err, fs.ErrPermission):
 		r.Detail = "/dev/net/tun is not open to this user"
-		r.Fix = "make it mode 0666, as udev does on Debian and Ubuntu (chmod 0666 /dev/net/tun), or run jail as root"
+		r.Fixes = []string{"make it mode 0666, as udev does on Debian and Ubuntu (chmod 0666 /dev/net/tun), or run jail as root"}
 	default:
 		r.Detail = "/dev/net/tun: " + err.Error()
 	}

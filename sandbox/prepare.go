@@ -115,10 +115,10 @@ func planOptions() jail.PlanOptions {
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		version = "sandbox " + bi.Main.Version
 	}
-	state := plancache.StateDir()
+	where := plancache.Where(plancache.SelfEnv())
 	return jail.PlanOptions{
-		Protected:    []string{state},
-		SeccompCache: filepath.Join(state, "seccomp"),
+		Protected:    where.Guarded(),
+		SeccompCache: filepath.Join(where.Dir(), "seccomp"),
 		Version:      version,
 	}
 }

@@ -371,11 +371,14 @@ else
 fi
 
 section "sweep"
-mkdir $CG/jail/r999999999-1
+# A dead runner's name (cg.h's CG_RUN_NAME): a pid that does not exist,
+# with this pid and time namespace.
+dead=$CG/jail/r999999999-1-$(stat -L -c %i /proc/self/ns/pid)-$(stat -L -c %i /proc/self/ns/time)
+mkdir $dead
 run sweep $J -p default -- true
-if [ $rc = 0 ] && [ ! -d $CG/jail/r999999999-1 ]; then pass "a dead runner's empty cgroup is swept by the next run"; else
-	fail "the dead runner's cgroup $CG/jail/r999999999-1 is still there after a run"
-	rmdir $CG/jail/r999999999-1 2>/dev/null
+if [ $rc = 0 ] && [ ! -d $dead ]; then pass "a dead runner's empty cgroup is swept by the next run"; else
+	fail "the dead runner's cgroup $dead is still there after a run"
+	rmdir $dead 2>/dev/null
 fi
 
 section "jail setup"
