@@ -3,11 +3,14 @@
 
 GO      ?= go
 BIN     := bin/jail
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# What `jail version` says: git's description and the commit; outside a
+# checkout, what Go stamps (cmd_version.go).
+VERSION := $(shell git describe --always --dirty 2>/dev/null)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
 # netgo/osusergo: no glibc NSS in a static binary; urfave_cli_no_docs: no
 # man-page generator linked in.
 TAGS    := netgo osusergo urfave_cli_no_docs
-LDFLAGS := -s -w -X main.version=$(VERSION) -extldflags "-static"
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -extldflags "-static"
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # staticcheck 2026.2.2, by its module version: the module proxy does not
 # resolve the release name.
