@@ -41,7 +41,7 @@ build: deps
 # in real jails, as root and as an unprivileged user they create, then a
 # short bounded fuzz of the profile parser and the runner's C decoder.
 test: build testdeps
-	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -tags '$(TAGS)' ./...
+	JAIL_BIN=$(CURDIR)/$(BIN) JAIL_APPARMOR_PARSER=$(APPARMOR_PARSER) $(GO) test -count=1 -tags '$(TAGS)' ./...
 	$(MAKE) --no-print-directory test-cgroup2
 	$(MAKE) --no-print-directory fuzz
 
@@ -67,10 +67,18 @@ bench-vm: build
 TESTDEPS := python3:python3 curl:curl git:git ssh:openssh-client /usr/sbin/sshd:openssh-server \
 	ping:iputils-ping node:nodejs openssl:openssl ip:iproute2
 
+# The AppArmor profile's syntax test needs AppArmor 4's parser (the userns
+# rule): release/apparmor-parser.sh makes one here, from the host's apparmor
+# when it is new enough, else from the next release's package (Debian 12 has
+# 3.0.8), without installing that on the host.
+APPARMOR_CACHE  := /var/cache/jail-apparmor
+APPARMOR_PARSER := $(APPARMOR_CACHE)/apparmor_parser
+
 # One install of what is missing; the package lists are updated only if it
 # fails. The scripts start sshd themselves, on a high port: where systemd
 # runs, the ssh service the package starts is stopped and disabled again.
 testdeps:
+	@JAIL_APPARMOR_CACHE=$(APPARMOR_CACHE) bash release/apparmor-parser.sh >/dev/null
 	@missing=; for d in $(TESTDEPS); do \
 		command -v $${d%%:*} >/dev/null 2>&1 || missing="$$missing $${d#*:}"; done; \
 	if [ -n "$$missing" ]; then \
