@@ -19,7 +19,7 @@ FUZZTIME ?= 20s
 
 export CGO_ENABLED := 1
 
-.PHONY: test-cgroup2 bench-vm all build test testdeps fuzz soak demo bench lint deps clean generate
+.PHONY: release test-release test-cgroup2 bench-vm all build test testdeps fuzz soak demo bench lint deps clean generate
 
 all: build
 
@@ -108,6 +108,22 @@ fuzz: deps
 generate: deps
 	$(GO) generate ./profiles ./seccomp/policyfile
 
+# Static binaries for amd64 and arm64 (arm64 cross-built with Debian's
+# gcc-aarch64-linux-gnu and libseccomp-dev:arm64, multiarch; both installed
+# when missing, with qemu-user-static to run it), the man page, completions
+# and AppArmor profile from the generator build (internal/gendocs), a .deb
+# per architecture and SHA256SUMS, in dist/ (release/release.sh).
+release:
+	GO='$(GO)' TAGS='$(TAGS)' VERSION='$(VERSION)' COMMIT='$(COMMIT)' OUT=dist bash release/release.sh
+
+# The release installed for real: the host architecture's .deb in a clean
+# Debian root (debootstrap, cached in /var/cache/jail-release-test), jail
+# check and a jail run there, removed and purged with nothing left behind;
+# the man page and the bash, zsh and fish completions exercised; the
+# packaged AppArmor profile compiled by AppArmor 4 (release/test.sh).
+test-release: release testdeps
+	JAIL_APPARMOR_PARSER=$(APPARMOR_PARSER) OUT=dist bash release/test.sh
+
 # Not part of make test: many mixed runs 8 at once, as root and as an
 # unprivileged user, 5% SIGKILLed at random; fails on anything left behind
 # (cgroup, process, mount, fd, plan cache entry), a hung caller or an exit
@@ -157,4 +173,4 @@ lint: deps
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck -tags '$(TAGS)' ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

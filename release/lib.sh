@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # release/lib.sh: what the release scripts share, sourced: the host's own
 # Debian or Ubuntu archive (read from apt at run time, never written down)
 # and installing the host packages a step needs when they are missing.
@@ -43,7 +44,7 @@ apt_install() {
 	done
 	[ ${#missing[@]} -gt 0 ] || return 0
 	say "installing ${missing[*]}"
-	$SUDO apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
-		{ $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${missing[@]}"; } ||
+	$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+		{ $SUDO apt-get update -qq && $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"; } ||
 		die "could not install ${missing[*]} with apt-get"
 }
