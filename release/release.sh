@@ -20,7 +20,7 @@ OUT=${OUT:-dist}
 ARCHES=${ARCHES:-amd64 arm64}
 VERSION=${VERSION:-$(git describe --always --dirty)}
 COMMIT=${COMMIT:-$(git rev-parse HEAD)}
-MODULE=$($GO list -m)
+MODULE=$("$GO" list -m)
 host=$(dpkg --print-architecture)
 
 # triplet is an architecture's GNU triplet; qemu, its qemu-user binary.
@@ -77,7 +77,7 @@ build() {
 		env+=(CC="$t-gcc" PKG_CONFIG_LIBDIR="/usr/lib/$t/pkgconfig:/usr/share/pkgconfig")
 	fi
 	say "building $out ($VERSION)"
-	env "${env[@]}" $GO build -trimpath -tags "$TAGS" \
+	env "${env[@]}" "$GO" build -trimpath -tags "$TAGS" \
 		-ldflags "-s -w -X main.version=$VERSION -X main.commit=$COMMIT -extldflags \"-static\"" -o "$out" .
 	if readelf -lW "$out" | grep -q INTERP || readelf -dW "$out" | grep -q NEEDED; then
 		die "$out is not static"
@@ -106,11 +106,11 @@ smoke() {
 
 # docs writes the generated files, for every package, under $OUT/docs.
 docs() {
-	if $GO list -deps -tags "$TAGS" . | grep -qx "$MODULE/internal/gendocs"; then
+	if "$GO" list -deps -tags "$TAGS" . | grep -qx "$MODULE/internal/gendocs"; then
 		die "internal/gendocs is linked into jail: only the jail_gendocs build may import it"
 	fi
 	local gen=$OUT/jail-gendocs
-	$GO build -trimpath -tags "jail_gendocs netgo osusergo" \
+	"$GO" build -trimpath -tags "jail_gendocs netgo osusergo" \
 		-ldflags "-X main.version=$VERSION -X main.commit=$COMMIT" -o "$gen" .
 	rm -rf "$OUT/docs"
 	"$gen" -out "$OUT/docs" -date "$(git log -1 --format=%cs)" -binary /usr/bin/jail

@@ -21,13 +21,13 @@ type Kind string
 
 // The kinds of values the completions offer.
 const (
-	None     Kind = ""
-	File     Kind = "file"
-	Dir      Kind = "dir"
-	Profile  Kind = "profile" // a name `jail profiles` lists, or a file
-	Policy   Kind = "policy"  // a name `jail seccomp list` lists
-	Session  Kind = "session" // an id `jail sessions list` lists
-	Command  Kind = "command" // a program and its arguments, after --
+	None    Kind = ""
+	File    Kind = "file"
+	Dir     Kind = "dir"
+	Profile Kind = "profile" // a name `jail profiles` lists, or a file
+	Policy  Kind = "policy"  // a name `jail seccomp list` lists
+	Session Kind = "session" // an id `jail sessions list` lists
+	Command Kind = "command" // a program and its arguments, after --
 )
 
 // Spec is what the CLI definition does not say by itself.
