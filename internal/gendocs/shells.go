@@ -119,7 +119,7 @@ func shWords(words []string) string {
 const bashDriver = `
 # _jail_names ARGS...: the first word of each line jail ARGS prints.
 _jail_names() {
-	"$_jail_bin" "$@" 2>/dev/null | while read -r name _; do printf '%s\n' "$name"; done
+	"$_jail_bin" "$@" 2>/dev/null | while IFS=$' \t' read -r name _; do printf '%s\n' "$name"; done
 }
 
 # _jail_values KIND CUR: the values of KIND that start with CUR.
@@ -137,7 +137,7 @@ _jail_values() {
 }
 
 _jail() {
-	local _jail_bin=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} path= i w c skip=0 flag=
+	local _jail_bin=${COMP_WORDS[0]} cur=${COMP_WORDS[COMP_CWORD]} at= i w c skip=0 flag=
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
 		if ((skip)); then
@@ -154,8 +154,8 @@ _jail() {
 				COMPREPLY=($(compgen -c -- "$cur"))
 			fi
 			return ;;
-		-*) _jail_valued "$path" | grep -qxF -- "$w" && skip=1 ;;
-		*) c=$(_jail_sub "$path" "$w") && [[ -n $c ]] && path=${path:+$path }$c ;;
+		-*) _jail_valued "$at" | grep -qxF -- "$w" && skip=1 ;;
+		*) c=$(_jail_sub "$at" "$w") && [[ -n $c ]] && at=${at:+$at }$c ;;
 		esac
 	done
 	# The value of a flag: after it, or after its "=".
@@ -166,20 +166,20 @@ _jail() {
 	elif ((COMP_CWORD >= 1)); then
 		flag=${COMP_WORDS[COMP_CWORD-1]}
 	fi
-	if [[ $flag == -* ]] && _jail_valued "$path" | grep -qxF -- "$flag"; then
+	if [[ $flag == -* ]] && _jail_valued "$at" | grep -qxF -- "$flag"; then
 		_jail_values "$(_jail_kind "$flag")" "$cur"
 		return
 	fi
 	local IFS=$'\n'
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$(_jail_flags "$path" | cut -d: -f1)" -- "$cur"))
-	elif [[ -n $(_jail_subs "$path") ]]; then
-		COMPREPLY=($(compgen -W "$(_jail_subs "$path" | cut -d: -f1)" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_jail_flags "$at" | cut -d: -f1)" -- "$cur"))
+	elif [[ -n $(_jail_subs "$at") ]]; then
+		COMPREPLY=($(compgen -W "$(_jail_subs "$at" | cut -d: -f1)" -- "$cur"))
 	else
-		case $(_jail_args "$path") in
+		case $(_jail_args "$at") in
 		command) COMPREPLY=() ;;
 		'') COMPREPLY=() ;;
-		*) _jail_values "$(_jail_args "$path")" "$cur" ;;
+		*) _jail_values "$(_jail_args "$at")" "$cur" ;;
 		esac
 	fi
 }
@@ -190,7 +190,7 @@ complete -F _jail jail
 const zshDriver = `
 # _jail_names ARGS...: the first word of each line jail ARGS prints.
 _jail_names() {
-	"$_jail_bin" "$@" 2>/dev/null | while read -r name _; do print -r -- "$name"; done
+	"$_jail_bin" "$@" 2>/dev/null | while IFS=$' \t' read -r name _; do print -r -- "$name"; done
 }
 
 # _jail_values KIND: complete values of KIND.
@@ -198,8 +198,9 @@ _jail_values() {
 	case $1 in
 	file) _files ;;
 	dir) _files -/ ;;
-	profile) local -a names; names=(${(f)"$(_jail_names profiles)"})
-		_alternative "profiles:profile:(${(q)names})" 'files:profile file:_files -g "*.toml"' ;;
+	profile) local -a names expl; names=(${(f)"$(_jail_names profiles)"})
+		_wanted profiles expl profile compadd -a names
+		_files -g '*.toml' ;;
 	policy) local -a names; names=(${(f)"$(_jail_names seccomp list)"}); compadd -a names ;;
 	session) local -a names; names=(${(f)"$(_jail_names sessions list)"}); compadd -a names ;;
 	*) _message 'value' ;;
@@ -207,7 +208,7 @@ _jail_values() {
 }
 
 _jail() {
-	local _jail_bin=${words[1]} path= w c flag i skip=0
+	local _jail_bin=${words[1]} at= w c flag i skip=0
 	local -a items
 	for ((i = 2; i < CURRENT; i++)); do
 		w=${words[i]}
@@ -219,31 +220,31 @@ _jail() {
 			_normal
 			return ;;
 		--*=*) ;;
-		-*) _jail_valued "$path" | grep -qxF -- "$w" && skip=1 ;;
-		*) c=$(_jail_sub "$path" "$w") && [[ -n $c ]] && path=${path:+$path }$c ;;
+		-*) _jail_valued "$at" | grep -qxF -- "$w" && skip=1 ;;
+		*) c=$(_jail_sub "$at" "$w") && [[ -n $c ]] && at=${at:+$at }$c ;;
 		esac
 	done
-	if [[ $PREFIX == --*=* ]] && _jail_valued "$path" | grep -qxF -- "${PREFIX%%=*}"; then
+	if [[ $PREFIX == --*=* ]] && _jail_valued "$at" | grep -qxF -- "${PREFIX%%=*}"; then
 		flag=${PREFIX%%=*}
 		compset -P '*='
 		_jail_values "$(_jail_kind "$flag")"
 		return
 	fi
 	flag=${words[CURRENT-1]}
-	if ((CURRENT > 2)) && [[ $flag == -* ]] && _jail_valued "$path" | grep -qxF -- "$flag"; then
+	if ((CURRENT > 2)) && [[ $flag == -* ]] && _jail_valued "$at" | grep -qxF -- "$flag"; then
 		_jail_values "$(_jail_kind "$flag")"
 		return
 	fi
 	if [[ $PREFIX == -* ]]; then
-		items=(${(f)"$(_jail_flags "$path")"})
+		items=(${(f)"$(_jail_flags "$at")"})
 		_describe -t options 'option' items
-	elif [[ -n $(_jail_subs "$path") ]]; then
-		items=(${(f)"$(_jail_subs "$path")"})
+	elif [[ -n $(_jail_subs "$at") ]]; then
+		items=(${(f)"$(_jail_subs "$at")"})
 		_describe -t commands 'command' items
 	else
-		case $(_jail_args "$path") in
+		case $(_jail_args "$at") in
 		command|'') _message 'jail options, then -- and the command' ;;
-		*) _jail_values "$(_jail_args "$path")" ;;
+		*) _jail_values "$(_jail_args "$at")" ;;
 		esac
 	fi
 }
