@@ -171,6 +171,9 @@ lint: deps
 	@command -v staticcheck >/dev/null 2>&1 || [ -x "$$($(GO) env GOPATH)/bin/staticcheck" ] || \
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck -tags '$(TAGS)' ./...
+	@# The generator build of make release (gendocs.go).
+	$(GO) vet -tags 'jail_gendocs netgo osusergo' .
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck -tags 'jail_gendocs netgo osusergo' .
 
 clean:
 	rm -rf bin dist

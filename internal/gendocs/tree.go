@@ -178,15 +178,6 @@ func (n *node) valued() []string {
 	return out
 }
 
-// subNames are the names and aliases of a command's subcommands.
-func (n *node) subNames() []string {
-	var out []string
-	for _, s := range n.subs {
-		out = append(out, s.names...)
-	}
-	return out
-}
-
 // kinds are the completion kind of every flag that has one, by spelling,
 // sorted; the same flag name has one kind everywhere.
 func kinds(root *node) ([][2]string, error) {
