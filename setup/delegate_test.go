@@ -101,12 +101,12 @@ func TestDelegateGives(t *testing.T) {
 	needRoot(t)
 	h := fakeHost(t)
 	for _, m := range []string{h.Cgroup.V1["memory"], h.Cgroup.V1["pids"], h.Cgroup.V1["cpu"]} {
-		mustMkdir(t, filepath.Join(m, "github.com/jail-sandbox/jail/user-4242"))
-		if err := os.Chown(filepath.Join(m, "github.com/jail-sandbox/jail/user-4242"), 4242, -1); err != nil {
+		mustMkdir(t, filepath.Join(m, "jail/user-4242"))
+		if err := os.Chown(filepath.Join(m, "jail/user-4242"), 4242, -1); err != nil {
 			t.Fatal(err)
 		}
 	}
-	other := filepath.Join(h.Cgroup.V1["pids"], "github.com/jail-sandbox/jail/user-4242")
+	other := filepath.Join(h.Cgroup.V1["pids"], "jail/user-4242")
 	if err := os.Chown(other, 0, -1); err != nil {
 		t.Fatal(err)
 	}
