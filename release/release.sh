@@ -18,9 +18,6 @@ GO=${GO:-go}
 TAGS=${TAGS:-netgo osusergo urfave_cli_no_docs}
 OUT=${OUT:-dist}
 ARCHES=${ARCHES:-amd64 arm64}
-VERSION=${VERSION:-$(git describe --always --dirty)}
-COMMIT=${COMMIT:-$(git rev-parse HEAD)}
-MODULE=$("$GO" list -m)
 host=$(dpkg --print-architecture)
 
 # triplet is an architecture's GNU triplet; qemu, its qemu-user binary.
@@ -154,6 +151,9 @@ deb() {
 }
 
 deps
+VERSION=${VERSION:-$(git describe --always --dirty)}
+COMMIT=${COMMIT:-$(git rev-parse HEAD)}
+MODULE=$("$GO" list -m)
 mkdir -p "$OUT"
 rm -f "$OUT"/jail-linux-* "$OUT"/jail_*.deb "$OUT/SHA256SUMS"
 for arch in $ARCHES; do
