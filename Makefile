@@ -112,7 +112,8 @@ generate: deps
 # gcc-aarch64-linux-gnu and libseccomp-dev:arm64, multiarch; both installed
 # when missing, with qemu-user-static to run it), the man page, completions
 # and AppArmor profile from the generator build (internal/gendocs), a .deb
-# per architecture and SHA256SUMS, in dist/ (release/release.sh).
+# per architecture and SHA256SUMS, in dist/ (release/release.sh). The
+# package's maintainer is DEB_MAINTAINER, else git's user.name <user.email>.
 release:
 	GO='$(GO)' TAGS='$(TAGS)' VERSION='$(VERSION)' COMMIT='$(COMMIT)' OUT=dist bash release/release.sh
 

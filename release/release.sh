@@ -129,6 +129,7 @@ deb() {
 	local arch=$1 root=$OUT/deb-$1 ver maint
 	ver=$(debversion)
 	maint=${DEB_MAINTAINER:-$(git config user.name) <$(git config user.email)>}
+	[[ $maint =~ ^[^\<]+\ \<[^\>]+@[^\>]+\>$ ]] || die "the package's maintainer \"$maint\" is not NAME <EMAIL>: set DEB_MAINTAINER"
 	rm -rf "$root"
 	mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/etc/jail/profiles"
 	install -m 0755 "$OUT/jail-linux-$arch" "$root/usr/bin/jail"
