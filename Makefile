@@ -3,11 +3,14 @@
 
 GO      ?= go
 BIN     := bin/jail
-VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+# What `jail version` says: git's description and the commit; outside a
+# checkout, what Go stamps (cmd_version.go).
+VERSION := $(shell git describe --always --dirty 2>/dev/null)
+COMMIT  := $(shell git rev-parse HEAD 2>/dev/null)
 # netgo/osusergo: no glibc NSS in a static binary; urfave_cli_no_docs: no
 # man-page generator linked in.
 TAGS    := netgo osusergo urfave_cli_no_docs
-LDFLAGS := -s -w -X main.version=$(VERSION) -extldflags "-static"
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT) -extldflags "-static"
 SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # staticcheck 2026.2.2, by its module version: the module proxy does not
 # resolve the release name.
@@ -16,7 +19,7 @@ FUZZTIME ?= 20s
 
 export CGO_ENABLED := 1
 
-.PHONY: test-container test-cgroup2 bench-vm all build test testdeps fuzz soak demo bench lint deps clean generate
+.PHONY: release test-release test-container test-cgroup2 bench-vm all build test testdeps fuzz soak demo bench lint deps clean generate
 
 all: build
 
@@ -38,7 +41,7 @@ build: deps
 # in real jails, as root and as an unprivileged user they create, then a
 # short bounded fuzz of the profile parser and the runner's C decoder.
 test: build testdeps
-	JAIL_BIN=$(CURDIR)/$(BIN) $(GO) test -count=1 -tags '$(TAGS)' ./...
+	JAIL_BIN=$(CURDIR)/$(BIN) JAIL_APPARMOR_PARSER=$(APPARMOR_PARSER) $(GO) test -count=1 -tags '$(TAGS)' ./...
 	$(MAKE) --no-print-directory test-cgroup2
 	$(MAKE) --no-print-directory fuzz
 
@@ -75,10 +78,18 @@ bench-vm: build
 TESTDEPS := python3:python3 curl:curl git:git ssh:openssh-client /usr/sbin/sshd:openssh-server \
 	ping:iputils-ping node:nodejs openssl:openssl ip:iproute2
 
+# The AppArmor profile's syntax test needs AppArmor 4's parser (the userns
+# rule): release/apparmor-parser.sh makes one here, from the host's apparmor
+# when it is new enough, else from the next release's package (Debian 12 has
+# 3.0.8), without installing that on the host.
+APPARMOR_CACHE  := /var/cache/jail-apparmor
+APPARMOR_PARSER := $(APPARMOR_CACHE)/apparmor_parser
+
 # One install of what is missing; the package lists are updated only if it
 # fails. The scripts start sshd themselves, on a high port: where systemd
 # runs, the ssh service the package starts is stopped and disabled again.
 testdeps:
+	@JAIL_APPARMOR_CACHE=$(APPARMOR_CACHE) bash release/apparmor-parser.sh >/dev/null
 	@missing=; for d in $(TESTDEPS); do \
 		command -v $${d%%:*} >/dev/null 2>&1 || missing="$$missing $${d#*:}"; done; \
 	if [ -n "$$missing" ]; then \
@@ -107,6 +118,23 @@ fuzz: deps
 # (builtin_layers.go), after editing one; a unit test fails while stale.
 generate: deps
 	$(GO) generate ./profiles ./seccomp/policyfile
+
+# Static binaries for amd64 and arm64 (arm64 cross-built with Debian's
+# gcc-aarch64-linux-gnu and libseccomp-dev:arm64, multiarch; both installed
+# when missing, with qemu-user-static to run it), the man page, completions
+# and AppArmor profile from the generator build (internal/gendocs), a .deb
+# per architecture and SHA256SUMS, in dist/ (release/release.sh). The
+# package's maintainer is DEB_MAINTAINER, else git's user.name <user.email>.
+release:
+	GO='$(GO)' TAGS='$(TAGS)' VERSION='$(VERSION)' COMMIT='$(COMMIT)' OUT=dist bash release/release.sh
+
+# The release installed for real: the host architecture's .deb in a clean
+# Debian root (debootstrap, cached in /var/cache/jail-release-test), jail
+# check and a jail run there, removed and purged with nothing left behind;
+# the man page and the bash, zsh and fish completions exercised; the
+# packaged AppArmor profile compiled by AppArmor 4 (release/test.sh).
+test-release: release testdeps
+	JAIL_APPARMOR_PARSER=$(APPARMOR_PARSER) OUT=dist bash release/test.sh
 
 # Not part of make test: many mixed runs 8 at once, as root and as an
 # unprivileged user, 5% SIGKILLed at random; fails on anything left behind
@@ -155,6 +183,9 @@ lint: deps
 	@command -v staticcheck >/dev/null 2>&1 || [ -x "$$($(GO) env GOPATH)/bin/staticcheck" ] || \
 		$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck -tags '$(TAGS)' ./...
+	@# The generator build of make release (gendocs.go).
+	$(GO) vet -tags 'jail_gendocs netgo osusergo' .
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck -tags 'jail_gendocs netgo osusergo' .
 
 clean:
-	rm -rf bin
+	rm -rf bin dist

@@ -98,7 +98,7 @@ func prepare(c *cli.Context, command []string) (*sandbox.Prepared, error) {
 	if r != nil { // the flags held
 		warn(r.Profile)
 		r.Config.Session = c.String("session")
-		r.Options.Version = version
+		r.Options.Version = jailVersion()
 	}
 	return r, err
 }

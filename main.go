@@ -37,8 +37,9 @@ const (
 	exitCheckFails = 1   // jail check found a requirement missing
 )
 
-// version is set by the Makefile (-X main.version=...).
-var version = "dev"
+// version is set by the Makefile (-X main.version=...); empty, `jail
+// version` says what Go stamped (cmd_version.go).
+var version string
 
 // main is entered only when the C entry (jail/entry.c, before the Go
 // runtime starts, with the table of every way into the binary: a cached
@@ -53,6 +54,10 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "sh" {
 		shMain(os.Args[2:])
+	}
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		exit(versionFlag(os.Args[2:]))
+		return
 	}
 	started := time.Now()
 	args, command := splitCommand(os.Args)

@@ -34,14 +34,27 @@ func RestrictsUserns(procSys string) bool {
 	return err == nil && n == 1
 }
 
+// AppArmorProfile is the AppArmor profile for the jail binary at bin, as
+// `jail setup` writes it and the package ships it for /usr/bin/jail
+// (release/, by internal/gendocs): one text, so that setup finds the
+// package's profile already set rather than rewriting a conffile.
+func AppArmorProfile(bin string) (string, error) {
+	if err := attachable(bin); err != nil {
+		return "", err
+	}
+	return profile(bin), nil
+}
+
 // profile is the AppArmor profile for the jail binary at bin: unconfined
-// but for user namespaces, which it allows. What runs in a jail is
-// confined by jail itself (namespaces, its seccomp filter, cgroups).
+// but for user namespaces, which it allows, as Ubuntu's own profiles do for
+// the programs that need them. What runs in a jail is confined by jail
+// itself (namespaces, its seccomp filter, cgroups); bin must be attachable.
 func profile(bin string) string {
-	return `# Written by ` + "`jail setup`" + `, and rewritten by the next one: put local
-# additions in local/` + profileName + `. Lets the jail binary make the user
-# namespace each jail is built in, where kernel.apparmor_restrict_unprivileged_userns
-# is 1; jail confines what runs inside with its own namespaces and filter.
+	return `# Lets the jail binary make the user namespace each jail is built in, where
+# kernel.apparmor_restrict_unprivileged_userns is 1; jail confines what runs
+# inside with its own namespaces and seccomp filter. Written by the jail
+# package or ` + "`jail setup`" + `, which replace it: put local additions in
+# local/` + profileName + `.
 abi <abi/4.0>,
 
 profile ` + profileName + ` "` + bin + `" flags=(unconfined) {
@@ -75,11 +88,12 @@ func appArmor(h Host) (Change, error) {
 	if _, err := os.Stat(filepath.Join(h.SecurityFS, "apparmor")); err != nil {
 		return Change{None: "does not apply: AppArmor is not enabled (no " + filepath.Join(h.SecurityFS, "apparmor") + ")"}, nil
 	}
-	if err := attachable(h.Binary); err != nil {
+	text, err := AppArmorProfile(h.Binary)
+	if err != nil {
 		return Change{}, err
 	}
 	file := filepath.Join(h.AppArmorDir, profileName)
-	want := []byte(profile(h.Binary))
+	want := []byte(text)
 	have, err := os.ReadFile(file)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Change{}, err
