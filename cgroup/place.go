@@ -219,7 +219,9 @@ func placeV1(h Host, parent string, euid int, need Controllers) (Placement, erro
 		}
 		if err := writableDir(dir, euid); err != nil {
 			fix := "run jail as root"
-			if euid != 0 {
+			if errors.Is(err, errReadOnly) {
+				fix = readOnlyFix
+			} else if euid != 0 {
 				fix += fmt.Sprintf(", or have root delegate %s to uid %d: for c in %s; do mkdir -p /sys/fs/cgroup/$c%s && chown %d /sys/fs/cgroup/$c%s; done",
 					parent, euid, strings.Join(need.Names(), " "), parent, euid, parent)
 			}
@@ -270,6 +272,9 @@ func placeV2(h Host, parent string, euid int, need Controllers) (Placement, erro
 		return pl, err
 	}
 	if err := writableDir(filepath.Join(h.Unified, base, filepath.Base(parent)), euid); err != nil {
+		if errors.Is(err, errReadOnly) {
+			fix = readOnlyFix
+		}
 		return pl, fmt.Errorf("%w: cgroup v2: %v; fix: %s", ErrUnavailable, err, fix)
 	}
 	pl.Dirs = []Dir{{Path: dir, Controllers: need}}
@@ -310,12 +315,21 @@ func rootOwned(mount, dir string, euid int) error {
 // it, or, when it is missing, that the caller may make it: the runner makes
 // the missing levels (root, any; another user, dir itself, in a parent
 // delegated to it).
+// errReadOnly: the cgroup filesystem is mounted read-only, which no
+// delegation and no uid gets past.
+var errReadOnly = errors.New("the cgroup filesystem is mounted read-only")
+
+// readOnlyFix is what helps where the cgroup filesystem is read-only.
+const readOnlyFix = "run jail with --limits-mode best-effort (rlimit stand-ins, reported as such) and bound the container itself: docker run --memory 512m --pids-limit 256 --cpus 1; or give the container a writable cgroup filesystem"
+
 func writableDir(dir string, euid int) error {
 	for d := dir; ; d = filepath.Dir(d) {
 		var st unix.Stat_t
 		err := unix.Stat(d, &st)
 		if err == nil {
-			if unix.Access(d, unix.W_OK) != nil {
+			if err := unix.Access(d, unix.W_OK); errors.Is(err, unix.EROFS) {
+				return fmt.Errorf("%w (%s), as a container's is: no caller, root included, may create cgroups there", errReadOnly, d)
+			} else if err != nil {
 				return fmt.Errorf("uid %d may not create cgroups in %s", euid, d)
 			}
 			return nil
