@@ -315,6 +315,30 @@ func rootOwned(mount, dir string, euid int) error {
 // it, or, when it is missing, that the caller may make it: the runner makes
 // the missing levels (root, any; another user, dir itself, in a parent
 // delegated to it).
+// readOnlyAbove is errReadOnly when the nearest existing level above the
+// missing d is on a read-only filesystem.
+func readOnlyAbove(d string) error {
+	for p := filepath.Dir(d); ; p = filepath.Dir(p) {
+		if _, err := os.Stat(p); err == nil {
+			if readOnly(p) {
+				return fmt.Errorf("%w (%s), as a container's is: no caller, root included, may create cgroups there", errReadOnly, p)
+			}
+			return nil
+		}
+		if p == "/" {
+			return nil
+		}
+	}
+}
+
+// readOnly says whether the mount dir is on is read-only: by its flags
+// (statfs), as access(2) reports EACCES before EROFS to a caller who
+// could not write there anyway.
+func readOnly(dir string) bool {
+	var st unix.Statfs_t
+	return unix.Statfs(dir, &st) == nil && st.Flags&unix.ST_RDONLY != 0
+}
+
 // errReadOnly: the cgroup filesystem is mounted read-only, which no
 // delegation and no uid gets past.
 var errReadOnly = errors.New("the cgroup filesystem is mounted read-only")
@@ -327,9 +351,9 @@ func writableDir(dir string, euid int) error {
 		var st unix.Stat_t
 		err := unix.Stat(d, &st)
 		if err == nil {
-			if err := unix.Access(d, unix.W_OK); errors.Is(err, unix.EROFS) {
+			if readOnly(d) {
 				return fmt.Errorf("%w (%s), as a container's is: no caller, root included, may create cgroups there", errReadOnly, d)
-			} else if err != nil {
+			} else if err := unix.Access(d, unix.W_OK); err != nil {
 				return fmt.Errorf("uid %d may not create cgroups in %s", euid, d)
 			}
 			return nil
@@ -338,6 +362,11 @@ func writableDir(dir string, euid int) error {
 			return fmt.Errorf("%s: %w", d, err)
 		}
 		if euid != 0 && d != dir {
+			// Missing, and no one could make it where the
+			// filesystem is read-only: that is the cause to name.
+			if err := readOnlyAbove(d); err != nil {
+				return err
+			}
 			return fmt.Errorf("%s does not exist", d)
 		}
 	}

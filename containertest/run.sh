@@ -260,14 +260,15 @@ works() {
 	failed=$((failed | before))
 }
 
-# refused CASE WS-OWNER WANT-RUN WANT-CHECK DOCKER-ARGS...: a setting that
-# cannot run jails: the run exits 125 with jail's line naming the cause
-# (WANT-RUN), nothing is written, and jail check exits non-zero with a FAIL
-# line and a fix, one FAIL matching WANT-CHECK. The workspace is the jail's
-# to write (WS-OWNER), so that the setting is what stops it.
+# refused CASE WS-OWNER WANT-RUN WANT-CHECK WANT-FIX DOCKER-ARGS...: a
+# setting that cannot run jails: the run exits 125 with jail's line naming
+# the cause (WANT-RUN), nothing is written, and jail check exits non-zero
+# with a FAIL line matching WANT-CHECK and a cause or fix line matching
+# WANT-FIX (each blocker's own). The workspace is the jail's to write
+# (WS-OWNER), so that the setting is what stops it.
 refused() {
-	local name=$1 ws_owner=$2 want_run=$3 want_check=$4
-	shift 4
+	local name=$1 ws_owner=$2 want_run=$3 want_check=$4 want_fix=$5
+	shift 5
 	local ws=$work/ws-$name out=$work/$name.out check=$work/$name.check
 	local before=$failed
 	failed=0
@@ -283,6 +284,8 @@ refused() {
 	[ "$rc" != 0 ] || bad "$name: jail check exited 0"
 	expect "$name (jail check)" "$check" "^FAIL  $want_check"
 	expect "$name (jail check)" "$check" '^      fix: .'
+	expect "$name (jail check)" "$check" "^      (cause|fix): $want_fix"
+	expect_not "$name (jail check)" "$check" '^      fix: run jail as root'
 	dump "$check"
 	[ "$failed" = 1 ] || log "ok    $name: refused ($(grep -m1 '^jail: ' "$out" | cut -c1-100)...)"
 	failed=$((failed | before))
@@ -316,21 +319,30 @@ for who in root uid1000; do
 	# Root's jail is user.host_uid (65534), uid 1000's itself.
 	user=() ws_owner=65534
 	[ "$who" = root ] || user=(--user 1000:1000) ws_owner=1000
-	refused "defaults-$who" $ws_owner 'create a user namespace' 'user namespaces' "${user[@]}"
-	refused "seccomp-only-$who" $ws_owner 'proc /proc: mount a procfs' '.*(procfs|/proc)' "${user[@]}" \
+	refused "defaults-$who" $ws_owner 'create a user namespace' \
+		'user namespaces: creating one failed: .*seccomp filter' \
+		'run the container with jail.s seccomp profile.*seccomp=deploy/seccomp-jail.json' "${user[@]}"
+	refused "seccomp-only-$who" $ws_owner 'proc /proc: mount a procfs' \
+		'/proc: masked: ' 'run the container with /proc unmasked: docker run --security-opt systempaths=unconfined' "${user[@]}" \
 		--security-opt "seccomp=$repo/deploy/seccomp-jail.json"
 	# The recipe, but the cgroup limits enforced: the container's cgroupfs
 	# is read-only.
 	run_args=(-p agent --workspace /ws)
-	refused "enforced-limits-$who" $ws_owner 'cgroup limits' 'cgroup limits' "${user[@]}" "${recipe[@]}"
+	refused "enforced-limits-$who" $ws_owner 'cgroup limits.*mounted read-only' \
+		'cgroup limits: .*the cgroup filesystem is mounted read-only' 'run jail with --limits-mode best-effort' \
+		"${user[@]}" "${recipe[@]}"
 	run_args=(-p agent --limits-mode best-effort --workspace /ws)
 	# CAP_SYS_ADMIN under Docker's own seccomp profile: keyctl refused.
+	# jail check's own bind is under $TMPDIR, on the image's overlayfs:
+	# root's probe stops there (and says so) before it meets keyctl.
+	want_cause='the container.s seccomp profile refuses keyctl'
+	[ "$who" != root ] || want_cause='jail as root idmaps each writable bind .* is on overlayfs'
 	refused "sys-admin-docker-seccomp-$who" $ws_owner 'join a new session keyring: a seccomp filter outside jail refuses keyctl' \
-		'a jail runs' "${user[@]}" --cap-add SYS_ADMIN
+		'a jail runs' "$want_cause" "${user[@]}" --cap-add SYS_ADMIN
 done
 # Root with CAP_SYS_ADMIN and the workspace on the image's own overlayfs.
 run_args=(-p agent --limits-mode best-effort --workspace /ws-image)
-refused overlay-workspace-root 1000 'bind /ws-image: it is on overlayfs' 'a jail runs' --cap-add SYS_ADMIN "${recipe[@]}"
+refused overlay-workspace-root 1000 'bind /ws-image: it is on overlayfs' 'a jail runs' '.*overlayfs' --cap-add SYS_ADMIN "${recipe[@]}"
 run_args=(-p agent --limits-mode best-effort --workspace /ws)
 
 [ "$failed" = 0 ] || die "some checks failed (above)"

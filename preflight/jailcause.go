@@ -50,13 +50,13 @@ func jailCause(h host, a above, msg string, tmp probeDir) (string, []string) {
 				"run jail as a non-root user: docker run --user 1000 (or USER 1000 in the image)",
 				"or give the container CAP_SYS_ADMIN (docker run --cap-add SYS_ADMIN) with jail's seccomp profile (--security-opt seccomp=deploy/seccomp-jail.json)",
 			}
-	case has("idmap the writable bind"):
+	case has("idmap the writable bind"), has("cannot be idmapped"):
 		return fmt.Sprintf("jail as root idmaps each writable bind so that its files stay its owner's, and %s (under $TMPDIR, where jail check makes its bind) is on %s, which cannot be idmapped (a container's overlayfs root cannot)", tmp.path, tmp.fs),
 			[]string{
 				"put the workspace on a volume (docker run -v DIR:/workspace) and $TMPDIR on a tmpfs (docker run --tmpfs /tmp), where idmapped mounts work",
 				"or run jail as a non-root user, whose writable binds need no idmapped mount",
 			}
-	case has("session keyring") && eperm:
+	case has("session keyring") && (eperm || has("refuses keyctl")):
 		return "the container's seccomp profile refuses keyctl, which gives each jail a session keyring of its own (Docker's default profile does, even with CAP_SYS_ADMIN)",
 			[]string{seccompJailFix}
 	case has("pivot_root") && eperm && h.filtered:

@@ -19,6 +19,8 @@ func TestJailCause(t *testing.T) {
 		clone  = "bind /usr: clone the source tree: Operation not permitted"
 		idmap  = "bind /tmp/jail-check-1: idmap the writable bind so files stay its owner's (the filesystem must support idmapped mounts): Invalid argument"
 		keyctl = "join a new session keyring: Operation not permitted"
+		// As mount/trees.c words it since it names the filesystem.
+		idmapFS = "bind /tmp/jail-check-1: it is on overlayfs (a container's own root filesystem, as a rule), which cannot be idmapped, and jail as root idmaps a writable bind so that what the jail writes there is its owner's; fix: put it on a filesystem that can"
 	)
 	tmp := probeDir{"/tmp/jail-check-1", "overlayfs"}
 	for _, tc := range []struct {
@@ -41,7 +43,12 @@ func TestJailCause(t *testing.T) {
 			"jail as root clones each bind (open_tree) and idmaps the writable ones, which needs CAP_SYS_ADMIN", "docker run --user 1000"},
 		{"an overlayfs that cannot be idmapped", host{euid: 0, capSysAdmin: true, procSys: none}, above{}, idmap,
 			"jail as root idmaps each writable bind so that its files stay its owner's, and /tmp/jail-check-1 (under $TMPDIR, where jail check makes its bind) is on overlayfs", "--tmpfs /tmp"},
+		{"an overlayfs that cannot be idmapped, named", host{euid: 0, capSysAdmin: true, procSys: none}, above{}, idmapFS,
+			"jail as root idmaps each writable bind so that its files stay its owner's, and /tmp/jail-check-1 (under $TMPDIR, where jail check makes its bind) is on overlayfs", "--tmpfs /tmp"},
 		{"keyctl refused", host{euid: 0, capSysAdmin: true, filtered: true, procSys: none}, above{}, keyctl,
+			"the container's seccomp profile refuses keyctl", "seccomp=deploy/seccomp-jail.json"},
+		{"keyctl refused, as jail/init.c words it", host{euid: 1000, filtered: true, procSys: none}, above{},
+			"join a new session keyring: a seccomp filter outside jail refuses keyctl (Docker's default profile does); fix: run the container with jail's deploy/seccomp-jail.json",
 			"the container's seccomp profile refuses keyctl", "seccomp=deploy/seccomp-jail.json"},
 		{"pivot_root refused", host{euid: 1000, filtered: true, procSys: none}, above{}, "pivot_root: Operation not permitted",
 			"the container's seccomp profile refuses pivot_root", "seccomp=deploy/seccomp-jail.json"},
