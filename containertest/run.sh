@@ -40,12 +40,24 @@ esac
 
 # --- docker ---------------------------------------------------------------
 
+# apt_install installs without recommends and without starting services:
+# a policy-rc.d that refuses every start, for the install only, so the
+# package's postinst brings up no docker.service (with its bridge, its
+# iptables chains and ip_forward) on a host with an init system.
 apt_install() {
-	log "installing $* (apt-get)"
-	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null; then
-		apt-get update -qq || die "apt-get update failed: cannot install $*"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null || die "apt-get install $* failed"
+	log "installing $* (apt-get, no recommends, no service started)"
+	local policy=/usr/sbin/policy-rc.d made_policy=""
+	if [ ! -e "$policy" ]; then
+		printf '#!/bin/sh\n# containertest: no service starts while it installs\nexit 101\n' >"$policy"
+		chmod 755 "$policy"
+		made_policy=1
 	fi
+	local ok=1
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null; then
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null || ok=""
+	fi
+	[ -z "$made_policy" ] || rm -f "$policy"
+	[ -n "$ok" ] || die "apt-get install $* failed"
 }
 [ -x /usr/sbin/dockerd ] || command -v dockerd >/dev/null || apt_install docker.io
 dockerd=$(command -v dockerd || echo /usr/sbin/dockerd)
@@ -61,6 +73,7 @@ chmod 755 "$work"
 image=""
 dockerd_pid=""
 made_data=""
+made_key="" made_etc="" made_containerd=""
 made_cgroups=()
 
 cleanup() {
@@ -86,6 +99,9 @@ cleanup() {
 			else
 				rm -rf --one-file-system "$state"
 				[ -z "$made_data" ] || rm -rf --one-file-system "$data"
+				[ -z "$made_key" ] || rm -f /etc/docker/key.json
+				[ -z "$made_etc" ] || rmdir /etc/docker 2>/dev/null
+				[ -z "$made_containerd" ] || rm -rf --one-file-system /run/containerd
 			fi
 			for d in "${made_cgroups[@]}"; do
 				# Empty once its containers are gone; a cgroup with
@@ -110,12 +126,17 @@ if "${docker[@]}" info >/dev/null 2>&1; then
 else
 	mkdir -p "$state"
 	[ -d "$data" ] || made_data=1
+	# What dockerd writes outside its own directories: left as found.
+	[ -e /etc/docker/key.json ] || made_key=1
+	[ -e /etc/docker ] || made_etc=1
+	[ -e /run/containerd ] || made_containerd=1
+	echo "{}" >"$state/daemon.json"
 	for c in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
 		[ -e "$c$cgparent" ] || [ ! -w "$c" ] || [ ! -e "${c}cgroup.procs" ] || made_cgroups+=("$c$cgparent")
 	done
 	log "no dockerd running: starting one (private socket $state/docker.sock, state in $data, no bridge, no iptables, no IP forwarding); it is stopped at the end"
 	"$dockerd" --host "unix://$state/docker.sock" --data-root "$data" --exec-root "$state/exec" \
-		--pidfile "$state/dockerd.pid" --bridge none --iptables=false --ip-forward=false --ip-masq=false \
+		--config-file "$state/daemon.json" --pidfile "$state/dockerd.pid" --bridge none --iptables=false --ip-forward=false --ip-masq=false \
 		--cgroup-parent "/$cgparent" >"$state/dockerd.log" 2>&1 &
 	dockerd_pid=$!
 	docker=("$docker_cli" -H "unix://$state/docker.sock")

@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "internal/wire/err.h"
+#include "jail/keyring.h"
 #include "jail/runplan.h"
 #include "jail/selfexec.h"
 #include "jail/stage.h"
@@ -258,6 +259,13 @@ static void stage_child(const int *high, int nfds, int out, const sigset_t *dfl,
 		_exit(125); /* no error pipe yet: the runner says the stage died */
 	if (close_fds_from(3 + nfds, NULL, 0) < 0)
 		stage_die("close the runner's file descriptors");
+	/* Before the jail may be left in the caller's session keyring: as
+	 * the caller, in its user namespace (keyring.c). */
+	struct jerr e = {0};
+	if ((p->proc_flags & PROC_KEYRING_BEST_EFFORT) && keyring_filtered() && keyring_caller_bare(&e) < 0) {
+		stage_error(&e);
+		_exit(125);
+	}
 	setsid();
 	signals_reset(dfl);
 	struct caller_area a;

@@ -362,7 +362,10 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 		}
 		return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, unwrapPath(err))
 	}
-	if s.Kind == ReadOnlyBind && copyable(fi) && r.onRoot(s.Dst) {
+	// Copied in by this process; not where the jail opens its binds itself
+	// as its host ids (WriteAs: root without CAP_SYS_ADMIN), since root
+	// here may read what those ids may not.
+	if s.Kind == ReadOnlyBind && copyable(fi) && r.onRoot(s.Dst) && opts.WriteAs == nil {
 		if content, ok := readSmall(canon); ok {
 			p.addFile(s.Dst, 0o444, content)
 			return nil
@@ -431,16 +434,16 @@ func ownedBy(fi fs.FileInfo, want *Owner) error {
 	if !ok {
 		return errors.New("cannot tell who owns the source")
 	}
-	if st.Uid == want.UID {
+	if st.Uid == want.UID && st.Gid != 0 {
 		return nil
 	}
 	alt := ""
 	if st.Uid != 0 && st.Gid != 0 {
 		alt = fmt.Sprintf(", or set user.host_uid = %d and user.host_gid = %d (its owner's)", st.Uid, st.Gid)
 	}
-	return fmt.Errorf("owned by uid %d, and the jail writes it as uid %d (user.host_uid): jail as root without CAP_SYS_ADMIN "+
-		"(a container's root, as a rule) cannot idmap it to its owner; fix: chown it to %d:%d%s, or run jail as a non-root user",
-		st.Uid, want.UID, want.UID, want.GID, alt)
+	return fmt.Errorf("owned by uid %d, gid %d, and the jail writes it as uid %d (user.host_uid), never in root's group: jail as root "+
+		"without CAP_SYS_ADMIN (a container's root, as a rule) cannot idmap it to its owner; fix: chown it to %d:%d%s, or run jail as a non-root user",
+		st.Uid, st.Gid, want.UID, want.UID, want.GID, alt)
 }
 
 // protect refuses a writable bind that is, holds or (unless the guard
