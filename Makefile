@@ -43,6 +43,8 @@ build: deps
 test: build testdeps
 	JAIL_BIN=$(CURDIR)/$(BIN) JAIL_APPARMOR_PARSER=$(APPARMOR_PARSER) $(GO) test -count=1 -tags '$(TAGS)' ./...
 	$(MAKE) --no-print-directory test-cgroup2
+	$(MAKE) --no-print-directory test-container
+	$(MAKE) --no-print-directory test-release
 	$(MAKE) --no-print-directory fuzz
 
 # jail in real Docker containers (containertest/run.sh): the README's
