@@ -66,6 +66,31 @@ static int beneath(const char *path, unsigned uid, mode_t bits, int *why)
 	return owned((int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how), uid, bits, why);
 }
 
+/* root_parent says the directory holding path is root's and no one
+ * else may write it, so only root could have made path there (a login
+ * manager's /run/user/UID, a container's --tmpfs): a directory the caller
+ * made, or a jail of its through a writable bind, is refused. */
+static int root_parent(const char *path, int *why)
+{
+	char parent[PC_PATH_MAX];
+	snprintf(parent, sizeof parent, "%s", path);
+	char *slash = strrchr(parent, '/');
+	if (!slash)
+		return 0;
+	*(slash == parent ? slash + 1 : slash) = 0;
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, parent, &how, sizeof how);
+	struct stat st;
+	int ok = fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & 022);
+	if (fd < 0)
+		*why = errno;
+	else if (!ok)
+		*why = PC_PARENT_OPEN;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 /* make_parents makes the missing directories of path, 0700, as Go's
  * MkdirAll does for sessions' state directory; beneath then checks it. */
 static void make_parents(const char *path)
@@ -153,7 +178,8 @@ static int place(const struct pc_env *e, int create, struct pc_place *p)
 	}
 	if (e->euid == 0)
 		return -1;
-	if (p->dir[PC_AT_XDG][0] && (fd = beneath(xdg, e->euid, 077, &p->why[PC_AT_XDG])) >= 0) {
+	if (p->dir[PC_AT_XDG][0] && root_parent(xdg, &p->why[PC_AT_XDG]) &&
+	    (fd = beneath(xdg, e->euid, 077, &p->why[PC_AT_XDG])) >= 0) {
 		p->at = PC_AT_XDG;
 		return fd;
 	}

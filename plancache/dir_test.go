@@ -92,7 +92,7 @@ func TestWhere(t *testing.T) {
 			what: "the login manager's runtime directory",
 			lay:  func(l layout) { l.dir("run/user/U", 0o700) },
 			xdg:  "/xdg", home: "/home",
-			want: want{at: AtRun, dir: "run/user/U/jail", guarded: []string{"run/user/U/jail", "xdg/jail"}, levels: [2]Why{enoent, enoent}},
+			want: want{at: AtRun, dir: "run/user/U/jail", guarded: []string{"run/user/U/jail", "xdg/jail", "home/.local/state/jail/cache"}, levels: [2]Why{enoent, enoent}},
 		},
 		{
 			what: "the runtime directory with the cache in it",
@@ -126,13 +126,21 @@ func TestWhere(t *testing.T) {
 			what: "no runtime directory, no XDG_RUNTIME_DIR, on a login manager's host",
 			lay:  func(l layout) { l.dir("run/user", 0o755); l.dir("home/.local/state/jail", 0o700) },
 			home: "/home",
-			want: want{at: None, why: [3]Why{enoent, Unset, NotHere}, guarded: []string{"run/user/U/jail"}},
+			want: want{at: None, why: [3]Why{enoent, Unset, NotHere}, guarded: []string{"run/user/U/jail", "home/.local/state/jail/cache"}},
 		},
 		{
 			what: "XDG_RUNTIME_DIR where the runtime directory is missing",
 			lay:  func(l layout) { l.dir("run/user", 0o755); l.dir("xdg", 0o700) },
 			xdg:  "/xdg", home: "/home",
-			want: want{at: AtXDG, dir: "xdg/jail", why: [3]Why{enoent}, guarded: []string{"run/user/U/jail", "xdg/jail"}, levels: [2]Why{enoent, enoent}},
+			want: want{at: AtXDG, dir: "xdg/jail", why: [3]Why{enoent}, guarded: []string{"run/user/U/jail", "xdg/jail", "home/.local/state/jail/cache"}, levels: [2]Why{enoent, enoent}},
+		},
+		{
+			// A directory the caller (or a jail of its, through a
+			// writable bind) could have made is not trusted.
+			what: "XDG_RUNTIME_DIR in a directory the caller may write: the state directory",
+			lay:  func(l layout) { l.dir("run", 0o755); l.dir("open", 0o777); l.dir("open/xdg", 0o700) },
+			xdg:  "/open/xdg", home: "/home",
+			want: want{at: AtState, dir: "home/.local/state/jail/cache", why: [3]Why{enoent, ParentOpen}, guarded: []string{"run/user/U/jail", "open/xdg/jail", "home/.local/state/jail/cache"}, levels: [2]Why{enoent, enoent}},
 		},
 		{
 			what: "a runtime directory others may enter: XDG_RUNTIME_DIR",

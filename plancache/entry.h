@@ -89,6 +89,7 @@ enum { PC_AT_RUN, PC_AT_XDG, PC_AT_STATE, PC_AT_N };
 #define PC_RELATIVE (-3)    /* XDG: not an absolute path */
 #define PC_SAME (-4)        /* XDG: names RUN/user/UID, tried first */
 #define PC_NOT_HERE (-5)    /* STATE: RUN/user exists (a login manager's host); XDG, STATE: root has RUN alone */
+#define PC_PARENT_OPEN (-6) /* XDG: its parent is not root's alone, so the caller (or a jail of its) could have made it */
 
 /* Where a caller's cache is (pc_where). */
 struct pc_place {

@@ -89,6 +89,15 @@ static long long caps_effective(void)
 	return (long long)((unsigned long long)d[0].effective | (unsigned long long)d[1].effective << 32);
 }
 
+/* key_clean puts a directory from the environment as Go's filepath.Clean
+ * spells it (so two spellings of one directory are one key), or as it is
+ * when it is not rooted; "" when unset. */
+static void key_clean(struct pc_key *k, const char *dir)
+{
+	char clean[PC_PATH_MAX];
+	key_str(k, !dir ? "" : pc_clean(dir, clean, sizeof clean) == 0 ? clean : dir);
+}
+
 int pc_make_key(char **argv, struct pc_key *k)
 {
 	char cwd[4096], ws[PC_PATH_MAX];
@@ -97,7 +106,8 @@ int pc_make_key(char **argv, struct pc_key *k)
 	if (!getcwd(cwd, sizeof cwd) || stat("/proc/self/exe", &st) < 0)
 		return -1;
 	const char *home = getenv("HOME"), *path = getenv("JAIL_PROFILE_PATH");
-	key_str(k, "jail-plan-key-v3");
+	const char *xdg = getenv("XDG_RUNTIME_DIR"), *state = getenv("JAIL_STATE_DIR");
+	key_str(k, "jail-plan-key-v4");
 	key_num(k, geteuid());
 	key_num(k, getegid());
 	long long caps = caps_effective();
@@ -107,6 +117,12 @@ int pc_make_key(char **argv, struct pc_key *k)
 	key_str(k, cwd);
 	key_str(k, home ? home : "");
 	key_str(k, path ? path : "");
+	/* What decides where the cache and the state are, and so which
+	 * directories a plan's writable binds were checked against (Guarded):
+	 * a plan is replayed only where the same ones are guarded. */
+	key_clean(k, xdg);
+	key_clean(k, state);
+	key_num(k, access(PC_RUN "/" PC_USER, F_OK) == 0);
 	key_num(k, (unsigned long long)st.st_dev);
 	key_num(k, (unsigned long long)st.st_ino);
 	key_num(k, (unsigned long long)st.st_size);

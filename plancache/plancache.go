@@ -80,6 +80,7 @@ const (
 	Relative   Why = C.PC_RELATIVE    // the variable is not an absolute path
 	Same       Why = C.PC_SAME        // $XDG_RUNTIME_DIR is /run/user/UID, tried first
 	NotHere    Why = C.PC_NOT_HERE    // not a place for this caller on this system
+	ParentOpen Why = C.PC_PARENT_OPEN // $XDG_RUNTIME_DIR's parent is not root's alone
 )
 
 // Errno is the errno Why holds, or 0.
@@ -136,8 +137,8 @@ func (p Place) Dir() string {
 // replays should the cache move there (its place gone, or made).
 func (p Place) Guarded() []string {
 	var g []string
-	for at, d := range p.Dirs {
-		if d != "" && (At(at) != AtState || !p.UserDirs) {
+	for _, d := range p.Dirs {
+		if d != "" {
 			g = append(g, d)
 		}
 	}

@@ -444,6 +444,36 @@ func TestSessionKey(t *testing.T) {
 	}
 }
 
+// TestPlaceKey: what decides where the cache and the state directory are
+// (XDG_RUNTIME_DIR, JAIL_STATE_DIR) decides which directories a plan's
+// writable binds were checked against: a plan made under one is never
+// replayed under another, where its bind could reach the cache.
+func TestPlaceKey(t *testing.T) {
+	run, _ := newRun(t)
+	plan := []byte("a plan")
+	dep := filepath.Join(t.TempDir(), "profile.toml")
+	os.WriteFile(dep, []byte("x"), 0o600)
+	a := argv("-p", "default", "--bind", "/tmp/w/proj:/p")
+	os.Unsetenv("XDG_RUNTIME_DIR")
+	t.Setenv("JAIL_STATE_DIR", "")
+	os.Unsetenv("JAIL_STATE_DIR")
+	if err := store(run, a, plan, depsOf(t, dep)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := load(run, a); !ok {
+		t.Fatal("the same environment missed")
+	}
+	t.Setenv("XDG_RUNTIME_DIR", "/tmp/w/proj/rt")
+	if _, ok := load(run, a); ok {
+		t.Error("a plan made with XDG_RUNTIME_DIR unset hit with it set")
+	}
+	os.Unsetenv("XDG_RUNTIME_DIR")
+	t.Setenv("JAIL_STATE_DIR", "/tmp/w/proj/state")
+	if _, ok := load(run, a); ok {
+		t.Error("a plan made with JAIL_STATE_DIR unset hit with it set")
+	}
+}
+
 // TestDirDeps: a directory a plan came from holds while it is the same
 // directory with the same mode and owner, whatever is made or removed in
 // it (the names the plan looked up there are deps of their own); a file

@@ -73,6 +73,8 @@ func placeWhy(p plancache.Place, at plancache.At, euid int) string {
 			return "$XDG_RUNTIME_DIR is not an absolute path"
 		case plancache.Same:
 			return ""
+		case plancache.ParentOpen:
+			return "$XDG_RUNTIME_DIR " + filepath.Dir(p.Dirs[at]) + " is in a directory others than root may write, so the caller or a jail of its could have made it"
 		}
 		return "$XDG_RUNTIME_DIR " + levelWhy(filepath.Dir(p.Dirs[at]), w)
 	}

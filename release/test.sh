@@ -144,6 +144,13 @@ bash -c '. /usr/share/bash-completion/completions/jail; COMP_WORDS=(jail -p "");
 step "dpkg -i with AppArmor 4's parser first on PATH: the profile parses, is enabled, and is not loaded (no AppArmor in this kernel)"
 PATH=$AA4:$PATH dpkg -i /var/tmp/jail.deb >/var/tmp/dpkg.log 2>&1 || { cat /var/tmp/dpkg.log; exit 1; }
 test ! -e /etc/apparmor.d/disable/jail
+
+step "an admin's aa-disable link (absolute) stays across an upgrade: the profile stays disabled"
+ln -s /etc/apparmor.d/jail /etc/apparmor.d/disable/jail
+PATH=$AA4:$PATH dpkg -i /var/tmp/jail.deb >/var/tmp/dpkg.log 2>&1 || { cat /var/tmp/dpkg.log; exit 1; }
+test "$(readlink /etc/apparmor.d/disable/jail)" = /etc/apparmor.d/jail
+rm /etc/apparmor.d/disable/jail
+
 dpkg -i /var/tmp/jail.deb >/var/tmp/dpkg.log 2>&1 || { cat /var/tmp/dpkg.log; exit 1; }
 test -L /etc/apparmor.d/disable/jail
 
@@ -169,6 +176,12 @@ unshare --mount --propagation private bash -euc '
 	mount --bind "$root" "$root"
 	mount -t proc proc "$root/proc"
 	mount --rbind /sys "$root/sys"
+	# Not the host kernel'"'"'s AppArmor: the postinst loads the profile
+	# where it sees AppArmor enabled, and the root'"'"'s package must not
+	# load or unload the host'"'"'s policy.
+	for d in kernel/security module/apparmor; do
+		[ ! -d "$root/sys/$d" ] || mount -t tmpfs -o ro,size=4k tmpfs "$root/sys/$d"
+	done
 	mount --rbind /dev "$root/dev"
 	mount -t tmpfs tmpfs "$root/tmp"
 	mount -t tmpfs tmpfs "$root/run"
