@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -540,6 +541,12 @@ static void sweep(const struct cg_run *r)
 			char tail;
 			if (de->d_type != DT_DIR ||
 			    sscanf(de->d_name, CG_RUN_NAME "%c", &pid, &start, &pidns, &timens, &tail) != 4)
+				continue;
+			/* The name exactly as a runner writes it: no sign, space or
+			 * wrapped number makes two names one runner. */
+			char again[NAME_MAX + 1];
+			snprintf(again, sizeof again, CG_RUN_NAME, pid, start, pidns, timens);
+			if (strcmp(again, de->d_name) != 0)
 				continue;
 			if (pid <= 0 || start == 0 || pidns != me->pidns || timens != me->timens || !gone(pid, start))
 				continue; /* live (this run's own, too), or not provably gone */

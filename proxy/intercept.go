@@ -85,14 +85,17 @@ func (p *proxy) intercept(t target, client, server net.Conn, br *bufio.Reader) {
 	}
 	tc := tls.Server(&replayed{Conn: client, r: io.MultiReader(bytes.NewReader(first), client)}, conf)
 	client.SetDeadline(time.Now().Add(handshakeTimeout))
+	p.handshakes.Add(1)
 	err = tc.Handshake()
 	client.SetDeadline(time.Time{})
 	if err != nil {
 		p.handshakeFailed(t, err, offered)
+		p.handshakes.Done()
 		client.Close()
 		server.Close()
 		return
 	}
+	p.handshakes.Done()
 	p.newSession(t, server, dialed).serve(tc)
 }
 

@@ -219,8 +219,27 @@ func Main(args []string) {
 		}
 	}
 	<-term
+	p.settle(settleTime)
 	p.report()
 	os.Exit(0)
+}
+
+// settleTime bounds how long the helper, told to end, waits for the
+// handshakes under way: the program has gone, so each ends at once, but a
+// loaded host may not have run them yet.
+const settleTime = 500 * time.Millisecond
+
+// settle waits, d at most, for the interceptions' handshakes under way.
+func (p *proxy) settle(d time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		p.handshakes.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
 }
 
 // fail tells the runner why the proxy ends, on one line, and ends it.
@@ -285,6 +304,9 @@ type proxy struct {
 	upstreams chan struct{}
 	// creds is the run's bindings, nil when it has none.
 	creds *credentials
+	// handshakes counts the interceptions whose TLS handshake is under
+	// way: its outcome (a refused certificate) belongs in the last report.
+	handshakes sync.WaitGroup
 
 	mu      sync.Mutex
 	denied  map[refusal]int
