@@ -16,7 +16,7 @@
 
 #define RUNPLAN_MAGIC 0x4e55524au /* "JRUN" */
 #define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan, bytes deps */
-#define RUNPLAN_VERSION 3u
+#define RUNPLAN_VERSION 4u
 
 /* Flags of a run plan. */
 #define RUN_ROOT 1u /* the caller is root: trees to clone, host ids to map */

@@ -92,7 +92,8 @@ int userns_clone_trees(const struct run_plan *p, int *fds, struct jerr *e)
 			if (userns < 0)
 				return -1;
 		}
-		fds[i] = mount_clone_tree(t->path, t->flags & TREE_RO, userns, e);
+		struct tree_owner owner = {t->owner_uid, t->owner_gid};
+		fds[i] = mount_clone_tree(t->path, t->flags & TREE_RO, userns, (t->flags & TREE_IDMAP) ? &owner : NULL, e);
 		if (userns >= 0)
 			close(userns);
 		if (fds[i] < 0)

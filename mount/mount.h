@@ -22,6 +22,7 @@ enum {
 #define MBIND_RO 1   /* recursively read-only */
 #define MBIND_FILE 2 /* the source is not a directory */
 #define MBIND_FD 4   /* the parent made the tree: it is at fd index, attributes set */
+#define MBIND_OWN 8  /* writable, and must be the jail's own ids' (no idmap: root without CAP_SYS_ADMIN), checked again once opened */
 
 /* jail_mount_build builds the jail's root on a fresh tmpfs from the mount
  * section (u64 root size, u32 op count, the ops), makes it read-only, and
@@ -32,7 +33,12 @@ int jail_mount_build(struct wire *section, int fd_base, int nfds, struct jerr *e
 /* mount_clone_tree clones the mount tree at path (resolved already, so no
  * symlink is followed) as a private, nosuid, nodev detached tree,
  * recursively read-only when ro, idmapped through userns when that is not
- * -1. It returns the tree's fd. */
-int mount_clone_tree(const char *path, int ro, int userns, struct jerr *e);
+ * -1. It returns the tree's fd. With owner (an idmapped tree), the
+ * source must still be owner's once opened: the idmap maps owner's ids,
+ * and another's directory swapped in since would be written as owner's. */
+struct tree_owner {
+	unsigned uid, gid;
+};
+int mount_clone_tree(const char *path, int ro, int userns, const struct tree_owner *owner, struct jerr *e);
 
 #endif

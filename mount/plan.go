@@ -385,6 +385,9 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 		if err := ownedBy(fi, opts.WriteAs); err != nil {
 			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
 		}
+		if opts.WriteAs != nil {
+			flags |= C.MBIND_OWN // and again once PID 1 has it open
+		}
 	}
 	var fdIndex uint32
 	if opts.Root {

@@ -250,6 +250,13 @@ static int open_sources(struct op *ops, uint32_t nops, int fd_base, int nfds, in
 			o->srcfd = sys_openat2(AT_FDCWD, o->src, O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 			if (o->srcfd < 0)
 				return jerr_set(e, errno, "bind %s on %s: open the source", o->src, o->dst);
+			/* Planned as the jail's own; what is open now must be (a
+			 * directory swapped in since would be another's). */
+			struct stat st;
+			if ((o->flags & MBIND_OWN) &&
+			    (fstat(o->srcfd, &st) < 0 || st.st_uid != geteuid() || st.st_gid != getegid()))
+				return jerr_set(e, 0, "bind %s on %s: no longer the jail's own ids' since it was planned (replaced meanwhile?)",
+						o->src, o->dst);
 		} else if (o->kind == MOP_DEV) {
 			o->devfds = calloc(o->nlist ? o->nlist : 1, sizeof *o->devfds);
 			if (!o->devfds)

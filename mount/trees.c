@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
@@ -61,12 +62,18 @@ static int idmap_error(int tree, const char *path, int err, struct jerr *e)
 			path);
 }
 
-int mount_clone_tree(const char *path, int ro, int userns, struct jerr *e)
+int mount_clone_tree(const char *path, int ro, int userns, const struct tree_owner *owner, struct jerr *e)
 {
 	/* The planner resolved the path; a symlink here was planted since. */
 	int src = sys_openat2(AT_FDCWD, path, O_PATH | O_CLOEXEC, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	if (src < 0)
 		return jerr_set(e, errno, "bind %s: open the source", path);
+	struct stat st;
+	if (owner && (fstat(src, &st) < 0 || st.st_uid != owner->uid || st.st_gid != owner->gid)) {
+		close(src);
+		return jerr_set(e, 0, "bind %s: no longer owned by %u:%u, as it was planned (replaced meanwhile?)", path, owner->uid,
+				owner->gid);
+	}
 	int tree = sys_open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	int err = errno;
 	close(src);
