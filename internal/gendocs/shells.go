@@ -72,20 +72,17 @@ func shTables(root *node) (string, error) {
 
 // Bash is the bash completion.
 func Bash(s Spec) (string, error) {
-	root, err := tree(s)
-	if err != nil {
-		return "", err
-	}
-	tables, err := shTables(root)
-	if err != nil {
-		return "", err
-	}
-	return "# bash completion for jail. Generated from jail's CLI definition by\n# internal/gendocs: do not edit.\n\n" +
-		tables + bashDriver, nil
+	return shCompletion(s, "# bash completion for jail.", bashDriver)
 }
 
 // Zsh is the zsh completion.
 func Zsh(s Spec) (string, error) {
+	return shCompletion(s, "#compdef jail\n# zsh completion for jail.", zshDriver)
+}
+
+// shCompletion is a completion for a shell that reads the tables
+// shTables writes: head, the tables, then the shell's own driver.
+func shCompletion(s Spec, head, driver string) (string, error) {
 	root, err := tree(s)
 	if err != nil {
 		return "", err
@@ -94,8 +91,7 @@ func Zsh(s Spec) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return "#compdef jail\n# zsh completion for jail. Generated from jail's CLI definition by\n# internal/gendocs: do not edit.\n\n" +
-		tables + zshDriver, nil
+	return head + " Generated from jail's CLI definition by\n# internal/gendocs: do not edit.\n\n" + tables + driver, nil
 }
 
 // shQuote is s as one sh word.
