@@ -29,6 +29,10 @@ import (
 // time is the launcher's.
 const agentShellCommand = "true"
 
+// outputCommand is what the pair that weighs the output cap runs: 64 KiB
+// of output, what a verbose tool call prints (a builtin: no PATH needed).
+var outputCommand = []string{"--", "bash", "-c", "printf '%65536s' ''"}
+
 // agentArgs is the command every launcher runs, as an agent's bash tool
 // gives it.
 var agentArgs = []string{"bash", "-c", agentShellCommand}
@@ -55,7 +59,11 @@ type AgentPart struct {
 	// medians and the median of the per-round ratios.
 	SessionWorkspaceMedian float64 `json:"session_workspace_median_ratio"`
 	SessionWorkspaceRound  float64 `json:"session_workspace_round_ratio"`
-	Seconds                float64 `json:"seconds"`
+	// Relay* are output-capped/output-uncapped: what the agent profile's
+	// output cap costs a call that prints (the runner relays the output).
+	RelayMedian float64 `json:"relay_median_ratio"`
+	RelayRound  float64 `json:"relay_round_ratio"`
+	Seconds     float64 `json:"seconds"`
 }
 
 // AgentResult is one launcher of the agent mode: its command line and
@@ -171,6 +179,7 @@ func agentPart(cfg config, w io.Writer, jailExe, bwrapExe string) (AgentPart, []
 	failed = append(failed, removeSessions(jailExe, ls, byName)...)
 	failed = append(failed, removeDirs(cgDirs)...)
 	part.SessionWorkspaceMedian, part.SessionWorkspaceRound = pairRatios(byName, "jail-session", "jail-workspace")
+	part.RelayMedian, part.RelayRound = pairRatios(byName, "output-capped", "output-uncapped")
 	part.Seconds = time.Since(start).Seconds()
 	printAgent(w, part)
 	return part, failed, nil
@@ -222,7 +231,8 @@ func newAgentEnv() (agentEnv, error) {
 }
 
 // agentLaunchers builds every launcher of the agent mode, in report order:
-// jail's five, bwrap, then the peers (missing ones marked).
+// jail's five, the output cap's pair, bwrap, then the peers (missing ones
+// marked).
 func agentLaunchers(e agentEnv, jailExe, bwrapExe string) ([]agentLauncher, error) {
 	jailSh, err := jailShell(jailExe, e.scratch)
 	if err != nil {
@@ -241,6 +251,8 @@ func agentLaunchers(e agentEnv, jailExe, bwrapExe string) ([]agentLauncher, erro
 		{launcher: launcher{Name: "jail-nocgroup", Argv: slices.Concat([]string{jailExe}, ws, lifted, cmd)}},
 		{launcher: launcher{Name: "session-nocgroup", Argv: slices.Concat([]string{jailExe, "-p", "agent", "--session", id + "-nocg"}, lifted, cmd)},
 			session: id + "-nocg"},
+		{launcher: launcher{Name: "output-capped", Argv: slices.Concat([]string{jailExe}, ws, outputCommand)}},
+		{launcher: launcher{Name: "output-uncapped", Argv: slices.Concat([]string{jailExe}, ws, []string{"--max-output", "unlimited"}, outputCommand)}},
 		{launcher: launcher{Name: "bwrap", Argv: append([]string{bwrapExe}, bwrapConfigArgs(e.config, e.mounts)...)}},
 	}
 	for _, p := range peers {

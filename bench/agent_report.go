@@ -44,6 +44,10 @@ func favorDynModsWords(p AgentPart) string {
 	return "off (a v1 setting: a v2 run starts inside its cgroup)"
 }
 
+// relayRatioMax is what the output cap may cost a call that prints
+// (issue 16): the relay's copies through the runner.
+const relayRatioMax = 1.05
+
 // printAgent prints each launcher's figures and the ratios.
 func printAgent(w io.Writer, p AgentPart) {
 	fmt.Fprintf(w, "  %-16s %8s %8s %8s %5s %8s %9s   (ms per call)\n", "launcher", "median", "p95", "min", "runs", "×bwrap", "per round")
@@ -62,6 +66,8 @@ func printAgent(w io.Writer, p AgentPart) {
 	fmt.Fprintln(w, "  ×bwrap: the ratio of the medians; per round: the median of each round's ratio")
 	fmt.Fprintf(w, "  ratio jail-session/jail-workspace: %s of the medians, %s per round\n",
 		ratioWord(p.SessionWorkspaceMedian), ratioWord(p.SessionWorkspaceRound))
+	fmt.Fprintf(w, "  ratio output-capped/output-uncapped (64 KiB printed, relayed under the agent profile's 1M cap): %s of the medians, %s per round   %s\n",
+		ratioWord(p.RelayMedian), ratioWord(p.RelayRound), verdict(p.RelayMedian > 0 && p.RelayMedian <= relayRatioMax, "≤", relayRatioMax))
 	fmt.Fprintf(w, "  the agent mode took %.1f s\n", p.Seconds)
 }
 

@@ -96,7 +96,8 @@ func TestAgentModeWithStandIn(t *testing.T) {
 		}
 	}
 	want := map[string]string{"jail-workspace": statusMeasured, "jail-session": statusMeasured, "jail-sh": statusMeasured,
-		"jail-nocgroup": statusMeasured, "bwrap": statusMeasured, "nsjail": statusNotInstalled,
+		"jail-nocgroup": statusMeasured, "output-capped": statusMeasured, "output-uncapped": statusMeasured,
+		"bwrap": statusMeasured, "nsjail": statusNotInstalled,
 		"srt": statusNotInstalled, "codex": statusMeasured}
 	for name, s := range want {
 		if status[name] != s {
@@ -105,6 +106,9 @@ func TestAgentModeWithStandIn(t *testing.T) {
 	}
 	if a.SessionWorkspaceMedian <= 0 || a.SessionWorkspaceRound <= 0 {
 		t.Errorf("JSON: no jail-session/jail-workspace ratios: %+v", a)
+	}
+	if a.RelayMedian <= 0 || a.RelayRound <= 0 {
+		t.Errorf("JSON: no output-capped/output-uncapped ratios: %+v", a)
 	}
 	if _, err := os.Stat(a.Workspace); !os.IsNotExist(err) {
 		t.Errorf("workspace %s left behind: %v", a.Workspace, err)
