@@ -1,5 +1,9 @@
 package mount
 
+// Resolving a plan's host paths: symlinks followed only where root owns
+// them, each lstat remembered for the one Prepare, and where a destination
+// lands in the jail.
+
 import (
 	"errors"
 	"fmt"
@@ -11,10 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// Resolving a plan's host paths: symlinks followed only where root owns
-// them, each lstat remembered for the one Prepare, and where a destination
-// lands in the jail.
 
 // resolver resolves the host paths of one Prepare, remembering each lstat:
 // the same few directories (/etc, /usr) lead to most sources.

@@ -1,5 +1,9 @@
 package mount
 
+// Who a writable bind may be: its owner, whose ids the jail writes it as
+// (idmapped for root, as them for root without CAP_SYS_ADMIN), and never a
+// path jail guards (its state, the audit log), by name or by identity.
+
 import (
 	"errors"
 	"fmt"
@@ -8,10 +12,6 @@ import (
 	"path/filepath"
 	"syscall"
 )
-
-// Who a writable bind may be: its owner, whose ids the jail writes it as
-// (idmapped for root, as them for root without CAP_SYS_ADMIN), and never a
-// path jail guards (its state, the audit log), by name or by identity.
 
 // owner is who a root caller's writable bind is idmapped from. A bind
 // owned by root is refused: what the jail wrote there would be root's on
