@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "internal/wire/err.h"
+#include "jail/keyring.h"
 #include "jail/runplan.h"
 #include "jail/stage.h"
 #include "mount/mount.h"
@@ -190,21 +191,17 @@ static int pid1_start(struct jerr *e)
 	return 0;
 }
 
-/* No keyctl operation has this number: the kernel answers EOPNOTSUPP, a
- * seccomp filter that refuses keyctl as a whole answers as it refuses. */
-#define KEYCTL_NO_SUCH_OP 0x7fffffff
-
 /* keyring_join gives the jail a session keyring of its own: the caller's,
  * with API tokens or Kerberos tickets, must not be readable or replaceable
  * from it (a kernel without keyrings, ENOSYS, has none to reach). Where a
  * seccomp filter outside jail refuses keyctl (Docker's default profile:
  * EPERM for every operation, one the kernel does not know too; LXC's:
- * ENOSYS), the run
- * fails saying so, or, when the profile allows it (session_keyring =
- * "best-effort": NewPlan checked that the command's own filter refuses the
- * keyring's syscalls and /proc/keys is masked, and the runner that the
- * caller has no key in its keyrings, keyring.c), goes on in the caller's,
- * and tells the runner, which says so and records it. */
+ * ENOSYS), the run fails saying so, or, when the profile allows it
+ * (session_keyring = "best-effort": NewPlan checked that the command's own
+ * filter refuses the keyring's syscalls and /proc/keys is masked, and the
+ * init stage's fork that the caller has no key in its keyrings,
+ * keyring.c), goes on in the caller's, and tells the runner, which says so
+ * and records it. */
 static int keyring_join(const struct run_plan *p, struct jerr *e)
 {
 	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) >= 0)
@@ -214,8 +211,7 @@ static int keyring_join(const struct run_plan *p, struct jerr *e)
 	 * filter's answer (LXC's), and leaves the caller's keyring too. */
 	if (err == ENOSYS && access("/proc/key-users", F_OK) < 0)
 		return 0;
-	int filtered = (err == EPERM || err == ENOSYS) && syscall(SYS_keyctl, KEYCTL_NO_SUCH_OP, 0, 0, 0, 0) < 0 &&
-		       errno == err;
+	int filtered = (err == EPERM || err == ENOSYS) && keyring_filtered();
 	if (!filtered)
 		return jerr_set(e, err, "join a new session keyring");
 	if (!(p->proc_flags & PROC_KEYRING_BEST_EFFORT))
