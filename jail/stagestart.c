@@ -48,6 +48,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "internal/linux/file.h"
 #include "internal/wire/err.h"
 #include "jail/keyring.h"
 #include "jail/runplan.h"
@@ -66,14 +67,8 @@ struct caller_area {
 static int caller_area(struct caller_area *a)
 {
 	char buf[2048];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (file_get("/proc/self/stat", buf, sizeof buf) <= 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	/* After the comm's ")", fields count from 3: startstack is the
 	 * 28th, arg_start the 48th, env_end the 51st. */
 	char *p = strrchr(buf, ')');

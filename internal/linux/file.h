@@ -1,6 +1,7 @@
 /* Small files of the kernel's interfaces (cgroupfs, /proc), written and
- * read whole: the runner's cgroup (cgroup/cg.c) and its user namespaces'
- * id maps (jail/userns.c). C, as both run before the Go runtime;
+ * read whole: the runner's cgroup (cgroup/cg.c), its user namespaces'
+ * id maps (jail/userns.c), the init stage's own /proc/self/stat
+ * (jail/stagestart.c). C, as all run before the Go runtime;
  * header-only, so the C of each package that includes it links its own
  * copy. */
 #ifndef JAIL_LINUX_FILE_H
