@@ -38,6 +38,7 @@ func overrideFlags() []cli.Flag {
 		&cli.StringFlag{Name: "pids", Usage: "at most `N` processes and threads in the jail at once (or unlimited)"},
 		&cli.StringFlag{Name: "cpu", Usage: "CPU quota of the whole jail in `CORES` (e.g. 0.5, 2; or unlimited)"},
 		&cli.StringFlag{Name: "max-output", Usage: "cap each of stdout and stderr at `BYTES` (e.g. 1M, 1MiB); the rest is dropped and counted"},
+		&cli.StringFlag{Name: "disk", Usage: "let the jail write at most `SIZE` to its writable binds (e.g. 4G, unlimited); past it the run is killed"},
 		&cli.StringFlag{Name: "network", Usage: "`MODE` none (only loopback), allowlist (jail's proxy to --allow hosts) or host"},
 		&cli.StringSliceFlag{Name: "allow", Usage: "let the jail reach `HOST[:PORT]` (or *.DOMAIN) through jail's proxy (repeatable; implies --network allowlist)"},
 		&cli.StringSliceFlag{Name: "credential", Usage: "bind secret `ENV@HOST`: the jail gets a placeholder in ENV, and only requests to HOST carry the real value from the secrets file (repeatable)"},
@@ -104,6 +105,7 @@ func loadProfile(c *cli.Context, name string) (*profiles.Profile, profiles.Overr
 		Pids:      c.String("pids"),
 		CPU:       c.String("cpu"),
 		MaxOutput: c.String("max-output"),
+		Disk:      c.String("disk"),
 	}.Parse(), nil
 }
 

@@ -85,6 +85,15 @@ type Limits struct {
 	Pids      uint64  // processes and threads at once
 	CPU       float64 // cores
 	MaxOutput uint64  // bytes each of stdout and stderr may carry
+	// Disk bounds the bytes the jail's processes write to disk-backed
+	// files (its writable binds: everything else is read-only or
+	// memory); 0: none.
+	Disk uint64
+	// DiskReserve, or DiskReservePercent of the filesystem, is the free
+	// space each filesystem holding a writable bind keeps: the run is
+	// stopped before it falls below. Both 0: the smaller of 1G and 5%.
+	DiskReserve        uint64
+	DiskReservePercent uint32
 	// BestEffort runs with rlimit stand-ins when the host cannot give the
 	// cgroup limits, instead of failing.
 	BestEffort bool

@@ -166,6 +166,9 @@ type runPlanView struct {
 	Rlimits              []Rlimit
 	Cgroup               cgroupView
 	MaxOutput            uint64
+	Disk, DiskReserve    uint64
+	DiskPercent          uint32
+	DiskBinds            []string
 	LimitsJSON           string
 	Network, NetConfig   string
 	AuditLog             string
@@ -262,7 +265,9 @@ func viewPlan(p *C.struct_run_plan) runPlanView {
 		ProcFlags: uint32(p.proc_flags), Hostname: C.GoString(p.hostname), Dir: C.GoString(p.cwd),
 		KeepEnv: wireStrs(p.keep), Env: wireStrs(p.set),
 		MaxOutput: uint64(p.max_output), LimitsJSON: C.GoString(p.limits_json),
-		Network: C.GoString(p.net_mode), NetConfig: C.GoString(p.net_config), AuditLog: C.GoString(p.audit_path),
+		Disk: uint64(p.disk_limit), DiskReserve: uint64(p.disk_reserve), DiskPercent: uint32(p.disk_percent),
+		DiskBinds: wireStrs(p.disk_binds),
+		Network:   C.GoString(p.net_mode), NetConfig: C.GoString(p.net_config), AuditLog: C.GoString(p.audit_path),
 		Session: C.GoString(p.session), Version: C.GoString(p.version), Secrets: C.GoString(p.secrets),
 		SeccompFlags: uint32(p.sc_flags), SeccompName: C.GoString(p.sc_name),
 		SeccompBPF: C.GoBytes(unsafe.Pointer(p.sc_bpf), C.int(p.sc_len)),

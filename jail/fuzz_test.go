@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -39,9 +41,10 @@ func seedConfigs() []Config {
 			Mounts: []mount.Spec{
 				{Kind: mount.ReadOnlyBind, Src: "/usr", Dst: "/usr"},
 				{Kind: mount.Tmpfs, Dst: "/tmp", Size: 1 << 20, Mode: 0o1777},
+				{Kind: mount.Bind, Src: scratchDir(), Dst: "/scratch"},
 			},
 			Rlimits:   []Rlimit{{Resource: 7, Soft: 256, Hard: 512}},
-			TimeLimit: 90 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 64, CPU: 0.5, MaxOutput: 1 << 20, BestEffort: true}, Session: "s1",
+			TimeLimit: 90 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 64, CPU: 0.5, MaxOutput: 1 << 20, Disk: 4 << 30, DiskReserve: 1 << 20, BestEffort: true}, Session: "s1",
 			Network: Network{Mode: "allowlist", Allow: []AllowEntry{{Host: "example.com", Port: 443}}},
 			Seccomp: policy, AuditLog: "",
 		},
@@ -50,6 +53,18 @@ func seedConfigs() []Config {
 			Network: Network{Mode: "host"}, Seccomp: policy, SeccompAudit: true,
 		},
 	}
+}
+
+// scratchDir is a writable bind's source for the seeds, the same path on
+// every call (plans are compared across calls), owned by an unprivileged
+// user as a root caller's writable bind must be.
+func scratchDir() string {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("jail-seed-scratch-%d", os.Getuid()))
+	os.Mkdir(dir, 0o755)
+	if os.Getuid() == 0 {
+		os.Chown(dir, 65534, 65534)
+	}
+	return dir
 }
 
 func seedPlans(t testing.TB) [][]byte {
@@ -81,7 +96,11 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 	}
 	var mw wire.Writer
 	mounts.Encode(&mw)
-	place, rlimits, limitsJSON, err := planLimits(cfg, ids.root)
+	disk, err := planDisk(cfg.Limits, mounts.Writable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	place, rlimits, limitsJSON, err := planLimits(cfg, disk)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +115,8 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 			bit(cfg.Network.Mode == "host", procHostNet) | bit(cfg.Network.Mode == "allowlist", procAllowlist) |
 			bit(cfg.KeyringBestEffort, procKeyringBE),
 		Hostname: cfg.Hostname, Dir: cfg.Dir, KeepEnv: cfg.KeepEnv, Env: cfg.Env, Rlimits: rlimits,
-		MaxOutput: cfg.Limits.MaxOutput, LimitsJSON: limitsJSON, Network: networkMode(cfg.Network),
+		MaxOutput: cfg.Limits.MaxOutput, LimitsJSON: limitsJSON,
+		Disk: disk.limit, DiskReserve: disk.reserve, DiskPercent: disk.percent, DiskBinds: disk.flat(), Network: networkMode(cfg.Network),
 		NetConfig: netConfig, AuditLog: cfg.AuditLog, Session: cfg.Session, Version: "fuzz",
 		Secrets: recordSecrets(cfg),
 	}
@@ -112,7 +132,11 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 	}
 	v.SeccompName = "none"
 	if !cfg.Seccomp.None {
-		prog, _, err := seccomp.Cached(cfg.Seccomp, seccomp.Mode{Audit: cfg.SeccompAudit, Quiet: cfg.SeccompQuiet}, "")
+		policy := cfg.Seccomp
+		if len(disk.binds) > 0 {
+			policy = withFallocateRefused(policy)
+		}
+		prog, _, err := seccomp.Cached(policy, seccomp.Mode{Audit: cfg.SeccompAudit, Quiet: cfg.SeccompQuiet}, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,6 +21,11 @@ type LimitsRecord struct {
 	Pids      uint64  `json:"pids,omitempty"`       // processes
 	CPU       float64 `json:"cpu,omitempty"`        // cores
 	MaxOutput uint64  `json:"max_output,omitempty"` // bytes per stream
+	// Disk is the bytes the jail may write to its writable binds;
+	// DiskReserve the free space their filesystems keep ("1G or 5%, the
+	// smaller"), absent without a writable bind.
+	Disk        uint64 `json:"disk,omitempty"`
+	DiskReserve string `json:"disk_reserve,omitempty"`
 	// Enforced names each limit that holds, and by what ("memory (cgroup
 	// v2)", "pids (RLIMIT_NPROC, per jail)"); NotEnforced each asked for
 	// that does not (best-effort). Both are there, maybe empty.
@@ -41,10 +46,10 @@ func cgroupLimits(l Limits) cgroup.Limits {
 // process limit (counted per user namespace, so per jail) and RLIMIT_AS
 // for memory (per process, and of address space, so looser), and the
 // record says which limits held and which did not.
-func planLimits(cfg Config, root bool) (cgroup.Placement, []Rlimit, string, error) {
+func planLimits(cfg Config, disk diskPlan) (cgroup.Placement, []Rlimit, string, error) {
 	l := cfg.Limits
 	rec := LimitsRecord{Cgroup: "none", Memory: l.Memory, Pids: l.Pids, CPU: l.CPU, MaxOutput: l.MaxOutput,
-		Enforced: []string{}, NotEnforced: []string{}}
+		Disk: l.Disk, Enforced: []string{}, NotEnforced: []string{}}
 	rlimits := cfg.Rlimits
 	var place cgroup.Placement
 	if l.Cgroup() {
@@ -96,6 +101,9 @@ func planLimits(cfg Config, root bool) (cgroup.Placement, []Rlimit, string, erro
 	}
 	if l.MaxOutput != 0 {
 		rec.Enforced = append(rec.Enforced, "max_output")
+	}
+	if err := recordDisk(cfg, disk, &rec); err != nil {
+		return place, nil, "", err
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {

@@ -122,7 +122,11 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.End(prefix)
 	w.Strs(cfg.KeepEnv)
 	w.Strs(cfg.Env)
-	place, rlimits, limitsJSON, err := planLimits(cfg, ids.root)
+	disk, err := planDisk(cfg.Limits, mounts.Writable)
+	if err != nil {
+		return nil, err
+	}
+	place, rlimits, limitsJSON, err := planLimits(cfg, disk)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +140,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.End(rl)
 	place.Encode(&w, cgroupLimits(cfg.Limits))
 	w.U64(cfg.Limits.MaxOutput)
+	disk.encode(&w)
 	w.Str(limitsJSON)
 	w.Str(networkMode(cfg.Network))
 	netConfig, err := proxyConfig(cfg, ids)
@@ -147,7 +152,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.Str(cfg.Session)
 	w.Str(opts.Version)
 	w.Str(recordSecrets(cfg))
-	if err := encodeSeccomp(&w, cfg, opts.SeccompCache); err != nil {
+	if err := encodeSeccomp(&w, cfg, len(disk.binds) > 0, opts.SeccompCache); err != nil {
 		return nil, err
 	}
 	// Bound credentials' real values are in the helper's configuration.
@@ -158,11 +163,15 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 // encodeSeccomp compiles the run's filter (or finds it compiled) and writes
 // it with what the runner answers handed calls with. A policy is always
 // there: a profile without one gets the default, and only "none", said in
-// so many words, means no filter.
-func encodeSeccomp(w *wire.Writer, cfg Config, cache string) error {
+// so many words, means no filter. A jail with a writable bind gets
+// fallocate's allocating modes refused on top of the policy (disk.go).
+func encodeSeccomp(w *wire.Writer, cfg Config, writable bool, cache string) error {
 	p := cfg.Seccomp
 	if p == nil {
 		return errors.New("no seccomp policy: profiles always give one")
+	}
+	if writable && !p.None {
+		p = withFallocateRefused(p)
 	}
 	if p.None {
 		w.U32(0)

@@ -20,12 +20,16 @@
 #include <unistd.h>
 
 #include "jail/callerfd.h"
+#include "jail/diskwatch.h"
 #include "jail/hostfile.h"
 #include "jail/json.h"
 #include "jail/report.h"
 #include "jail/shhint.h"
 #include "jail/userns.h"
 #include "seccomp/sc.h"
+
+/* disk_killed is which disk limit ended the run, 0 none. */
+static int disk_killed(const struct outcome *o) { return o->disk ? o->disk->hit : 0; }
 
 static double ms(uint64_t ns) { return (double)(ns / 1000) / 1000.0; }
 static double tv_ms(struct timeval tv) { return (double)tv.tv_sec * 1000.0 + (double)tv.tv_usec / 1000.0; }
@@ -156,10 +160,11 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 	/* The verdict: which limit ended or hurt the run. */
 	const struct cg_usage *u = &o->cg;
 	fprintf(f, "\"timed_out\":%s,\"oom_killed\":%s,\"pids_limit_hit\":%s,\"cpu_time_exceeded\":%s,"
-		   "\"file_too_large\":%s,\"output_truncated\":%s,",
+		   "\"file_too_large\":%s,\"output_truncated\":%s,\"disk_limit_hit\":%s,\"disk_reserve_hit\":%s,",
 		o->timed_out ? "true" : "false", o->have_cg && u->oom_kills > 0 ? "true" : "false",
 		o->pids_killed || (o->have_cg && u->pids_max > 0) ? "true" : "false", sig == SIGXCPU ? "true" : "false",
-		sig == SIGXFSZ ? "true" : "false", o->out_dropped[0] || o->out_dropped[1] ? "true" : "false");
+		sig == SIGXFSZ ? "true" : "false", o->out_dropped[0] || o->out_dropped[1] ? "true" : "false",
+		disk_killed(o) == DISK_LIMIT_HIT ? "true" : "false", disk_killed(o) == DISK_RESERVE_HIT ? "true" : "false");
 	/* CPU from the cgroup when there is one: it counts every process
 	 * of the jail, to the microsecond. */
 	double user = tv_ms(o->ru.ru_utime), sys = tv_ms(o->ru.ru_stime);
@@ -189,6 +194,8 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 			"\"output_closed\":{\"stdout\":%s,\"stderr\":%s},",
 			(unsigned long long)o->out_dropped[0], (unsigned long long)o->out_dropped[1],
 			(unsigned long long)o->out_lost, o->out_closed[0] ? "true" : "false", o->out_closed[1] ? "true" : "false");
+	if (o->disk && o->disk->measured)
+		fprintf(f, "\"disk_written_bytes\":%llu,", (unsigned long long)o->disk->written);
 	if (p->secrets[0])
 		fprintf(f, "%s,", p->secrets);
 	userns_record(f, p);
@@ -333,6 +340,8 @@ static const char *limit_line(const struct run_plan *p, const struct outcome *o,
 		snprintf(buf, size, "killed: time limit %s exceeded", v);
 	} else if (o->pids_killed) {
 		snprintf(buf, size, "killed: process limit %u reached (a fork bomb?)", p->cg.pids);
+	} else if (disk_killed(o)) {
+		disk_line(p, o->disk, buf, size);
 	} else if (o->have_cg && u->oom_kills > 0) {
 		fmt_bytes(p->cg.memory, v, sizeof v);
 		if (sig == SIGKILL)
@@ -385,10 +394,10 @@ static int verdict(const struct outcome *o, const char *jail_err, int *sig, cons
 	if (jail_err) {
 		code = 125;
 		*err = *line = jail_err;
-	} else if (o->err[0] == JERR_SETUP || (!o->have_status && !o->timed_out && !o->pids_killed)) {
+	} else if (o->err[0] == JERR_SETUP || (!o->have_status && !o->timed_out && !o->pids_killed && !disk_killed(o))) {
 		code = 125;
 		*err = *line = o->err[0] ? o->err + 1 : "the jail's init stage died without a status (killed from outside?)";
-	} else if (!o->have_status || o->pids_killed) {
+	} else if (!o->have_status || o->pids_killed || disk_killed(o)) {
 		/* Killed by jail; or, under on_pids_limit = "kill", a fork was
 		 * refused and the command ended before jail saw it (v1 is read
 		 * every 10 ms): the run ends as killed by the limit all the

@@ -27,6 +27,7 @@ struct outcome {
 	char **argv;                   /* the command, for the audit log */
 	struct cg_run *cgr;            /* the run's cgroup, removed when jail ends */
 	struct proxy *proxy;           /* the allowlist proxy, and its report */
+	const struct disk *disk;       /* the disk limits' watch: what was written, which ended the run */
 	uint64_t out_dropped[2];       /* bytes of stdout, stderr past --max-output */
 	uint64_t out_lost;             /* bytes the caller's end did not take (closed, or not read) */
 	int out_closed[2];             /* the caller closed its end of stdout, stderr */

@@ -22,6 +22,7 @@
 
 #include "internal/linux/fdpass.h"
 #include "jail/callerfd.h"
+#include "jail/diskwatch.h"
 #include "jail/runlimits.h"
 #include "jail/runner.h"
 #include "jail/signals.h"
@@ -81,6 +82,8 @@ static void runner_open(struct runner *r, char **argv, const char *status_to)
 		dprintf(2, "jail: %s\n", r->e.msg);
 		_exit(125);
 	}
+	if (disk_open(&r->disk, r->plan, &r->e) < 0)
+		fail(r);
 }
 
 /* runner_pipes makes what the init stage gets (stage.h's fds, the mount
@@ -229,7 +232,7 @@ static void runner_watch(struct runner *r, const sigset_t *fwd)
 		r->px.net = -1;
 	}
 	r->px.nfds = strcmp(r->plan->net_mode, "allowlist") == 0 ? NET_NFDS : NET_DNS_FDS;
-	if (limits_arm(r) < 0 || signals_open(r, fwd) < 0)
+	if (limits_arm(r) < 0 || disk_arm(&r->disk, r->plan, &r->e) < 0 || signals_open(r, fwd) < 0)
 		fail_stage(r);
 }
 
@@ -359,7 +362,7 @@ static void on_stderr_gone(struct runner *r, short revents) { on_gone(r, 1, reve
 
 /* What the loop waits on, one slot each, handled in this order. */
 enum slot { S_PLAN, S_SYNC, S_ERROR, S_STATUS, S_SIGNAL, S_NOTIFY, S_LISTENER, S_PIDS, S_GONE1, S_OUT1, S_GONE2,
-	    S_OUT2, S_NET, S_PX, S_PROXY = S_PX + NET_NFDS, S_FROZEN, S_TIMER, S_N };
+	    S_OUT2, S_NET, S_PX, S_PROXY = S_PX + NET_NFDS, S_FROZEN, S_TIMER, S_DISK, S_N };
 
 static void (*const handlers[S_N])(struct runner *r, short revents) = {
 	[S_PLAN] = on_plan,           [S_SYNC] = on_sync,           [S_ERROR] = on_error,
@@ -368,6 +371,7 @@ static void (*const handlers[S_N])(struct runner *r, short revents) = {
 	[S_OUT1] = on_stdout,         [S_GONE2] = on_stderr_gone,   [S_OUT2] = on_stderr,
 	[S_NET] = on_proxy_listeners, [S_PX ... S_PROXY - 1] = on_proxy_connect,
 	[S_PROXY] = on_proxy_report,  [S_FROZEN] = on_frozen,       [S_TIMER] = on_timer,
+	[S_DISK] = on_disk,
 };
 
 /* watch is what each slot waits for now (fd -1: nothing). */
@@ -375,7 +379,8 @@ static void watch(const struct runner *r, struct pollfd *fds)
 {
 	const int in[S_N] = {[S_SYNC] = r->sync_in,    [S_ERROR] = r->error_in,     [S_STATUS] = r->status_in,
 			     [S_SIGNAL] = r->sigfd,    [S_NOTIFY] = r->notify_sock, [S_LISTENER] = r->listener,
-			     [S_NET] = r->px.net,      [S_PROXY] = r->px.report,    [S_TIMER] = r->timer};
+			     [S_NET] = r->px.net,      [S_PROXY] = r->px.report,    [S_TIMER] = r->timer,
+			     [S_DISK] = r->disk.timer};
 	for (int i = 0; i < S_N; i++)
 		fds[i] = (struct pollfd){.fd = in[i], .events = POLLIN};
 	for (int i = 0; i < NET_NFDS; i++)
@@ -448,6 +453,7 @@ static void runner_end(struct runner *r)
 	struct outcome *o = &r->o;
 	if (!r->stage_gone)
 		reap(r->stage);
+	disk_final(r);
 	if (r->pid1)
 		while (wait4(r->pid1, NULL, 0, &o->ru) < 0 && errno == EINTR)
 			;
@@ -478,6 +484,8 @@ static void runner_init(struct runner *r, const struct run_plan *p, uint64_t sta
 	r->started = started;
 	r->o.status_fd = -1;
 	r->o.proxy = &r->px;
+	r->o.disk = &r->disk;
+	r->disk.timer = -1;
 	r->plan_out = r->error_in = r->status_in = r->sync_in = r->notify_sock = r->listener = -1;
 	r->sigfd = r->timer = r->pids = -1;
 	r->out_pipe[0] = r->out_pipe[1] = -1;

@@ -10,6 +10,7 @@
 
 #include "cgroup/cg.h"
 #include "internal/wire/err.h"
+#include "jail/diskwatch.h"
 #include "jail/monotonic.h"
 #include "jail/proxyctl.h"
 #include "jail/relay.h"
@@ -53,6 +54,7 @@ struct runner {
 	int pids;          /* what tells the process limit was hit, or -1 */
 	short pids_events; /* ... and what to poll it for */
 
+	struct disk disk; /* the disk limit and reserve (diskwatch.c) */
 	struct cg_run cg;
 	struct relay out[2]; /* stdout, stderr, when capped */
 	struct proxy px;

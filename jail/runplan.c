@@ -66,6 +66,23 @@ static int decode_proc(struct wire *w, struct run_plan *p)
 	return whole(&b) && uid == p->uid && gid == p->gid ? 0 : -1;
 }
 
+/* decode_disk reads the disk limit, the reserve and the writable binds,
+ * which stay in the buffer (disk_binds walks them). */
+static int decode_disk(struct wire *w, struct run_plan *p)
+{
+	p->disk_limit = wire_u64(w);
+	p->disk_reserve = wire_u64(w);
+	p->disk_percent = wire_u32(w);
+	p->disk_binds = *w;
+	uint32_t n = wire_u32(w);
+	if (w->bad || n % 2 || n > 2 * RUN_MAX_TREES || p->disk_percent > 90)
+		return -1;
+	p->ndisk = n / 2;
+	for (uint32_t i = 0; i < n; i++)
+		wire_str(w);
+	return w->bad ? -1 : 0;
+}
+
 /* decode_rlimits reads the rlimits block: u32 count, then the entries. */
 static int decode_rlimits(struct wire *w, struct run_plan *p)
 {
@@ -119,6 +136,8 @@ int runplan_decode(const unsigned char *buf, size_t len, struct run_plan *p, str
 		goto malformed;
 	cg_plan_decode(&w, &p->cg);
 	p->max_output = wire_u64(&w);
+	if (decode_disk(&w, p) < 0)
+		goto malformed;
 	p->limits_json = wire_str(&w);
 	p->net_mode = wire_str(&w);
 	p->net_config = wire_str(&w);

@@ -16,7 +16,7 @@
 
 #define RUNPLAN_MAGIC 0x4e55524au /* "JRUN" */
 #define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan, bytes deps */
-#define RUNPLAN_VERSION 4u
+#define RUNPLAN_VERSION 5u
 
 /* Flags of a run plan. */
 #define RUN_ROOT 1u /* the caller is root: trees to clone, host ids to map */
@@ -66,6 +66,11 @@ struct run_plan {
 	struct run_rlimit *rlimits;
 	struct cg_plan cg;       /* the run's cgroup */
 	uint64_t max_output;     /* bytes each of stdout and stderr may pass; 0: no cap, no relay */
+	uint64_t disk_limit;     /* bytes the jail may write to disk-backed files; 0: none */
+	uint64_t disk_reserve;   /* free bytes each writable bind's filesystem keeps ... */
+	uint32_t disk_percent;   /* ... or this percentage of it (both: the smaller) */
+	uint32_t ndisk;          /* the writable binds: */
+	struct wire disk_binds;  /* strs: 2 × ndisk, each's source and where the jail sees it */
 	const char *limits_json; /* the status record's "limits", as planned */
 	const char *net_mode;    /* none, allowlist or host */
 	const char *net_config;  /* allowlist: the proxy's configuration (JSON) */

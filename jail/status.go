@@ -65,6 +65,8 @@ type Status struct {
 	CPUTimeExceeded bool `json:"cpu_time_exceeded"` // SIGXCPU (RLIMIT_CPU) killed the command
 	FileTooLarge    bool `json:"file_too_large"`    // SIGXFSZ (RLIMIT_FSIZE) killed the command
 	OutputTruncated bool `json:"output_truncated"`  // --max-output dropped some of stdout or stderr
+	DiskLimitHit    bool `json:"disk_limit_hit"`    // the jail wrote more than limits.disk: jail killed it
+	DiskReserveHit  bool `json:"disk_reserve_hit"`  // a writable bind's filesystem fell below its free-space reserve: jail killed the jail
 
 	WallMS  float64 `json:"wall_ms"`  // jail start to the command's end
 	SetupMS float64 `json:"setup_ms"` // jail start to the command's exec
@@ -79,6 +81,11 @@ type Status struct {
 	MemoryPeakBytes *int64 `json:"memory_peak_bytes,omitempty"`     // the most memory in use at once
 	PidsPeak        *int64 `json:"pids_peak,omitempty"`             // the most processes at once
 	CPUThrottled    *int64 `json:"cpu_throttled_periods,omitempty"` // CFS periods the cpu limit held it back
+
+	// DiskWrittenBytes is what the jail's processes wrote to disk-backed
+	// files (its writable binds), as /proc/PID/io counts it; absent for a
+	// jail with no writable bind and no disk limit, or one that never ran.
+	DiskWrittenBytes *uint64 `json:"disk_written_bytes,omitempty"`
 
 	// OutputDropped and OutputClosed are there when output is capped
 	// (--max-output), else absent.

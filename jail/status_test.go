@@ -18,11 +18,11 @@ func TestNewStatusBytes(t *testing.T) {
 	}{
 		{"no profile loaded", nil,
 			`{"version":1,"exit_code":125,"signal":0,"timed_out":false,"oom_killed":false,"pids_limit_hit":false,` +
-				`"cpu_time_exceeded":false,"file_too_large":false,"output_truncated":false,"wall_ms":0,"setup_ms":0,` +
+				`"cpu_time_exceeded":false,"file_too_large":false,"output_truncated":false,"disk_limit_hit":false,"disk_reserve_hit":false,"wall_ms":0,"setup_ms":0,` +
 				`"cpu_user_ms":0,"cpu_system_ms":0,"plan_cached":false,"profile":"","profile_hash":"","error":"load profile: \"x\u003cy\""}` + "\n"},
 		{"a profile", &Config{Profile: "default", ProfileHash: "ab12"},
 			`{"version":1,"exit_code":125,"signal":0,"timed_out":false,"oom_killed":false,"pids_limit_hit":false,` +
-				`"cpu_time_exceeded":false,"file_too_large":false,"output_truncated":false,"wall_ms":0,"setup_ms":0,` +
+				`"cpu_time_exceeded":false,"file_too_large":false,"output_truncated":false,"disk_limit_hit":false,"disk_reserve_hit":false,"wall_ms":0,"setup_ms":0,` +
 				`"cpu_user_ms":0,"cpu_system_ms":0,"plan_cached":false,"profile":"default","profile_hash":"ab12","error":"load profile: \"x\u003cy\""}` + "\n"},
 	} {
 		got := NewStatus(tc.cfg, nil, errors.New(`load profile: "x<y"`)).JSON()

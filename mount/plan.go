@@ -58,6 +58,10 @@ type Guard struct {
 // Owner is a host uid and gid.
 type Owner struct{ UID, GID uint32 }
 
+// Writable is a writable bind: its canonical source on the host, and
+// where the jail sees it.
+type Writable struct{ Src, Dst string }
+
 // Tree is a bind source the runner clones for a root caller.
 type Tree struct {
 	Path     string // canonical
@@ -75,6 +79,9 @@ type Prepared struct {
 	rootSize uint64
 	// Trees are the sources the runner clones, in fd order (root callers).
 	Trees []Tree
+	// Writable are the writable binds: the only disk-backed places the
+	// jail can write, which the disk limit and reserve watch.
+	Writable []Writable
 	// Deps are the host paths the plan was made from, each as lstat saw
 	// it (nil: absent): the plan stays right while they stay the same.
 	Deps map[string]fs.FileInfo
@@ -387,6 +394,7 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 		if opts.WriteAs != nil {
 			flags |= C.MBIND_OWN // and again once PID 1 has it open
 		}
+		p.Writable = append(p.Writable, Writable{Src: canon, Dst: s.Dst})
 	}
 	var fdIndex uint32
 	if opts.Root {

@@ -14,7 +14,7 @@
 static const char *const run_flags[] = {
 	"profile", "p", "workspace", "bind", "ro-bind", "tmpfs", "env", "keep-env",
 	"cwd", "hostname", "time-limit", "status-json", "seccomp",
-	"memory", "pids", "cpu", "max-output", "limits-mode", "network", "allow", "pin-host", "credential", "session", "audit-log", "secrets", NULL,
+	"memory", "pids", "cpu", "max-output", "disk", "limits-mode", "network", "allow", "pin-host", "credential", "session", "audit-log", "secrets", NULL,
 };
 
 /* The boolean ones: a value only after "=". */

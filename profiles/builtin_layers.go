@@ -201,11 +201,12 @@ var builtinLayers = map[string]func() *layer{
 	},
 	"built-in:agent": func() *layer {
 		return &layer{extends: "default",
-			set: map[string]bool{"cwd": true, "description": true, "limits.max_output": true},
+			set: map[string]bool{"cwd": true, "description": true, "limits.disk": true, "limits.max_output": true},
 			p: Profile{Description: "for an AI agent's bash tool call: the workspace read-write at /workspace, its working directory and HOME",
-				Cwd:    "/workspace",
-				Env:    Env{Set: map[string]string{"HOME": "/workspace"}},
-				Limits: Limits{MaxOutput: new(uint64(1048576))},
+				Cwd: "/workspace",
+				Env: Env{Set: map[string]string{"HOME": "/workspace"}},
+				Limits: Limits{MaxOutput: new(uint64(1048576)),
+					Disk: new(uint64(8589934592))},
 				Mounts: []Mount{{Type: "workspace",
 					Dst: "/workspace"}}}}
 	},

@@ -217,6 +217,16 @@ func (d *decoder) cgroupLimit(lim *Limits, k, key string, v any) bool {
 		var n uint64
 		n, err = parseSize(v)
 		lim.MaxOutput = &n
+	case "disk":
+		var n uint64
+		if n, err = parseSize(v); err == nil {
+			err = checkDisk(n)
+			lim.Disk = &n
+		}
+	case "disk_reserve":
+		var r Reserve
+		r, err = parseReserve(v)
+		lim.DiskReserve = &r
 	case "mode", "on_pids_limit", "cgroup_parent":
 		s, ok := d.Str(key, v)
 		if !ok {

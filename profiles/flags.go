@@ -17,6 +17,7 @@ type Flags struct {
 	Pids      string // --pids N (or "unlimited")
 	CPU       string // --cpu CORES ("0.5", "unlimited")
 	MaxOutput string // --max-output BYTES, per stream
+	Disk      string // --disk SIZE ("4G", "unlimited")
 }
 
 // Parse reads the limits into f.Overrides and returns it. A value that
@@ -29,6 +30,7 @@ func (f Flags) Parse() Overrides {
 	parseFlag(&o, &o.Pids, "--pids", f.Pids, parsePids)
 	parseFlag(&o, &o.CPU, "--cpu", f.CPU, func(s string) (float64, error) { return parseCores(s) })
 	parseFlag(&o, &o.MaxOutput, "--max-output", f.MaxOutput, func(s string) (uint64, error) { return parseSize(s) })
+	parseFlag(&o, &o.Disk, "--disk", f.Disk, parseDisk)
 	return o
 }
 

@@ -113,6 +113,9 @@ func (l *Limits) check(add func(key string, err error)) {
 		_, err := parseCores(*l.CPU)
 		add("limits.cpu", err)
 	}
+	if l.Disk != nil {
+		add("limits.disk", checkDisk(*l.Disk))
+	}
 	if l.Mode != "" {
 		add("limits.mode", checkLimitsMode(l.Mode))
 	}
@@ -155,8 +158,12 @@ func (l *Limits) encodeCgroup(kv, str func(key, value string), b *strings.Builde
 	} else {
 		none = append(none, "max_output")
 	}
+	l.encodeDisk(kv, &none)
 	if len(none) > 0 {
 		fmt.Fprintf(b, "# no limit: %s\n", strings.Join(none, ", "))
+	}
+	if l.DiskReserve == nil {
+		b.WriteString(reserveDefault())
 	}
 }
 
@@ -175,6 +182,7 @@ func (l *Limits) cgroupLimits() jail.Limits {
 	if l.MaxOutput != nil && *l.MaxOutput != unix.RLIM_INFINITY {
 		j.MaxOutput = *l.MaxOutput
 	}
+	l.diskLimits(&j)
 	j.BestEffort = l.Mode == limitsBestEffort
 	j.CgroupParent = l.CgroupParent
 	j.PidsRefuse = l.OnPidsLimit == pidsRefuse

@@ -72,6 +72,12 @@ func (p *Profile) overlay(l *layer) {
 	if set["limits.max_output"] {
 		p.Limits.MaxOutput = cloneLimit(c.Limits.MaxOutput)
 	}
+	if set["limits.disk"] {
+		p.Limits.Disk = cloneLimit(c.Limits.Disk)
+	}
+	if set["limits.disk_reserve"] {
+		p.Limits.DiskReserve = cloneLimit(c.Limits.DiskReserve)
+	}
 	if set["limits.mode"] {
 		p.Limits.Mode = c.Limits.Mode
 	}

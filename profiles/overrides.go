@@ -39,6 +39,7 @@ type Overrides struct {
 	Pids      *uint64        // --pids: processes and threads at once; Unlimited: none
 	CPU       *float64       // --cpu: cores' worth of CPU time (0.5: half a core); 0: none
 	MaxOutput *uint64        // --max-output: bytes of each of stdout and stderr; Unlimited: no cap
+	Disk      *uint64        // --disk: bytes the jail may write to its writable binds; Unlimited: none
 	// LimitsMode is --limits-mode: what a run does when the host cannot
 	// give the cgroup limits.
 	LimitsMode LimitsMode
@@ -183,6 +184,9 @@ func (a *applier) limits(o Overrides) {
 	}
 	if n := o.MaxOutput; n != nil {
 		l.MaxOutput = new(*n)
+	}
+	if n := o.Disk; n != nil && a.check("--disk", strconv.FormatUint(*n, 10), checkDisk(*n)) {
+		l.Disk = new(*n)
 	}
 	if m := string(o.LimitsMode); m != "" && a.check("--limits-mode", m, checkLimitsMode(m)) {
 		l.Mode = m

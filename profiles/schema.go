@@ -107,6 +107,13 @@ type Limits struct {
 	// MaxOutput caps each of stdout and stderr, in bytes; nil: no cap, and
 	// the command writes to the caller's own files.
 	MaxOutput *uint64 `toml:"max_output"`
+	// Disk bounds the bytes a run may write to disk-backed files (its
+	// writable binds), counted as written; nil: no limit.
+	Disk *uint64 `toml:"disk"`
+	// DiskReserve is the free space each filesystem holding a writable
+	// bind keeps: a run is stopped before it falls below. nil: the
+	// default, the smaller of 1G and 5% of the filesystem.
+	DiskReserve *Reserve `toml:"disk_reserve"`
 
 	Core    *uint64 `toml:"core"`
 	Nofile  *uint64 `toml:"nofile"`
@@ -219,7 +226,7 @@ var (
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode", "allow", "hosts", "upstream_ca"}
 	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content", "masked"}
-	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
+	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "disk", "disk_reserve", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
 	seccompKeys = []string{"policy", "oci", "audit", "report", "extends", "default", "rule"}
 )
 
@@ -311,6 +318,8 @@ func (p *Profile) clone() *Profile {
 	c.Limits.Pids = cloneLimit(p.Limits.Pids)
 	c.Limits.CPU = cloneLimit(p.Limits.CPU)
 	c.Limits.MaxOutput = cloneLimit(p.Limits.MaxOutput)
+	c.Limits.Disk = cloneLimit(p.Limits.Disk)
+	c.Limits.DiskReserve = cloneLimit(p.Limits.DiskReserve)
 	c.Network = p.Network.clone()
 	c.Mounts = append([]Mount(nil), p.Mounts...)
 	c.Credentials = cloneCredentials(p.Credentials)

@@ -1,0 +1,160 @@
+package jail
+
+// The disk limits, planned: the bytes the jail may write to its writable
+// binds (Limits.Disk) and the free space each filesystem holding one keeps
+// (the reserve). The runner watches both while the jail runs
+// (diskwatch.c); what can be refused before a run is refused here.
+
+import (
+	"fmt"
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/jail-sandbox/jail/internal/wire"
+	"github.com/jail-sandbox/jail/mount"
+	"github.com/jail-sandbox/jail/seccomp"
+)
+
+// The reserve when a profile names none: the smaller of the two, so a
+// small filesystem (a 512M workspace) keeps 5% and a large one 1G.
+const (
+	DefaultDiskReserve        = 1 << 30
+	DefaultDiskReservePercent = 5
+)
+
+// diskPlan is what the runner gets: the limit, the reserve (bytes, a
+// percentage of each filesystem, or both: the smaller), and the writable
+// binds whose filesystems it watches.
+type diskPlan struct {
+	limit   uint64
+	reserve uint64
+	percent uint32
+	binds   []mount.Writable
+}
+
+// planDisk checks the reserve against each filesystem a writable bind is
+// on: one the filesystem could never keep is a profile to fix, not a run
+// that fails at its first write.
+func planDisk(l Limits, binds []mount.Writable) (diskPlan, error) {
+	d := diskPlan{limit: l.Disk, reserve: l.DiskReserve, percent: l.DiskReservePercent, binds: binds}
+	if d.reserve == 0 && d.percent == 0 {
+		d.reserve, d.percent = DefaultDiskReserve, DefaultDiskReservePercent
+	}
+	for _, b := range binds {
+		var st unix.Statfs_t
+		if err := unix.Statfs(b.Src, &st); err != nil {
+			return d, fmt.Errorf("writable bind %s on %s: the free-space reserve cannot be watched: statfs: %w", b.Src, b.Dst, err)
+		}
+		size := st.Blocks * uint64(st.Frsize)
+		if r := d.reserveOf(size); r >= size {
+			return d, fmt.Errorf("limits.disk_reserve %s is not less than the filesystem holding %s (%s, %s): lower the reserve",
+				FormatBytes(r), b.Dst, b.Src, FormatBytes(size))
+		}
+	}
+	return d, nil
+}
+
+// reserveOf is the free space a filesystem of size bytes keeps, as the
+// runner computes it (diskwatch.c's reserve_of).
+func (d diskPlan) reserveOf(size uint64) uint64 {
+	r := d.reserve
+	if d.percent != 0 {
+		p := size / 100 * uint64(d.percent)
+		if r == 0 || p < r {
+			r = p
+		}
+	}
+	return r
+}
+
+// describe is the reserve as the record and the messages say it.
+func (d diskPlan) describe() string {
+	switch {
+	case d.reserve != 0 && d.percent != 0:
+		return fmt.Sprintf("%s or %d%%, the smaller", FormatBytes(d.reserve), d.percent)
+	case d.percent != 0:
+		return fmt.Sprintf("%d%%", d.percent)
+	}
+	return FormatBytes(d.reserve)
+}
+
+// encode writes the plan's disk section, as runplan.c's decode_disk reads
+// it: u64 limit, u64 reserve, u32 percent, strs of each writable bind's
+// source and where the jail sees it, in turn.
+func (d diskPlan) encode(w *wire.Writer) {
+	w.U64(d.limit)
+	w.U64(d.reserve)
+	w.U32(d.percent)
+	w.Strs(d.flat())
+}
+
+// flat is the writable binds as encode writes them.
+func (d diskPlan) flat() []string {
+	var s []string
+	for _, b := range d.binds {
+		s = append(s, b.Src, b.Dst)
+	}
+	return s
+}
+
+// withFallocateRefused is the policy a jail with a writable bind gets:
+// fallocate allocates blocks without writing them, so neither the disk
+// limit's count nor, at a terabyte a call, the reserve's poll would see it
+// coming. Its allocating modes fail with EOPNOTSUPP, as on a filesystem
+// without it (glibc's posix_fallocate then writes, which is counted); a
+// mode that frees space (PUNCH_HOLE) does what the policy said. A rule
+// that allows every fallocate is narrowed to those modes, since the
+// filter cannot make an exception to it (seccomp/resolve.go).
+func withFallocateRefused(p *seccomp.Policy) *seccomp.Policy {
+	punch := func(v uint64) []seccomp.Cond {
+		return []seccomp.Cond{{Index: 1, Op: seccomp.MaskedEq, Mask: unix.FALLOC_FL_PUNCH_HOLE, Value: v}}
+	}
+	q := *p
+	q.Rules = nil
+	for _, r := range p.Rules {
+		allows := r.Action.Kind == seccomp.Allow || r.Action.Kind == seccomp.Log
+		if i := slices.Index(r.Names, "fallocate"); i >= 0 && len(r.Conds) == 0 && allows {
+			r.Names = slices.Delete(slices.Clone(r.Names), i, i+1)
+			if len(r.Names) > 0 {
+				q.Rules = append(q.Rules, r)
+			}
+			q.Rules = append(q.Rules, seccomp.Rule{Names: []string{"fallocate"}, Action: r.Action, Conds: punch(unix.FALLOC_FL_PUNCH_HOLE), Comment: r.Comment})
+			continue
+		}
+		q.Rules = append(q.Rules, r)
+	}
+	q.Rules = append(q.Rules, seccomp.Rule{
+		Names:   []string{"fallocate"},
+		Action:  seccomp.Action{Kind: seccomp.Errno, Errno: int(unix.EOPNOTSUPP)},
+		Conds:   punch(0),
+		Comment: "jail: fallocate allocates disk blocks no write accounts for, past the disk limit and the free-space reserve (punching holes, which frees space, passes)",
+	})
+	return &q
+}
+
+// recordDisk says in the record what holds the disk limits. A disk limit
+// without a seccomp filter (or with one that only reports) would not see
+// fallocate: enforce refuses it, best-effort says so.
+func recordDisk(cfg Config, d diskPlan, rec *LimitsRecord) error {
+	unfiltered := cfg.Seccomp == nil || cfg.Seccomp.None || cfg.SeccompAudit
+	if len(d.binds) > 0 {
+		rec.DiskReserve = d.describe()
+		rec.Enforced = append(rec.Enforced, "disk_reserve (the free space of each writable bind's filesystem, polled every 10 ms)")
+		if unfiltered {
+			rec.NotEnforced = append(rec.NotEnforced, "disk_reserve against fallocate (no seccomp filter refuses it)")
+		}
+	}
+	if d.limit == 0 {
+		return nil
+	}
+	if unfiltered && !cfg.Limits.BestEffort {
+		return fmt.Errorf("disk limit %s: with no seccomp filter (or an audit-only one) fallocate allocates blocks no write counts; "+
+			"fix: keep a seccomp policy, or let the run go on with what holds: --limits-mode best-effort", FormatBytes(d.limit))
+	}
+	rec.Enforced = append(rec.Enforced, "disk (bytes the jail's processes write, read from /proc/PID/io every 10 ms: a kill after the fact)")
+	if unfiltered {
+		rec.NotEnforced = append(rec.NotEnforced, "disk against fallocate (no seccomp filter refuses it)")
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+/* The disk limits the runner holds the jail to (diskwatch.c): the bytes
+ * its processes write (limits.disk) and the free space every filesystem
+ * holding a writable bind keeps (limits.disk_reserve). */
+#ifndef JAIL_DISKWATCH_H
+#define JAIL_DISKWATCH_H
+
+#include <stdint.h>
+
+#include "internal/wire/err.h"
+
+struct run_plan;
+struct runner;
+
+/* The most filesystems watched: one per writable bind at most. */
+#define DISK_MAX_FS 64
+
+/* struct disk is the runner's watch over the disk limits. */
+struct disk {
+	int timer; /* every 10 ms (1 ms close to a reserve) while the jail runs; -1: nothing to watch */
+	long tick_ns;
+	int nfs;
+	struct {
+		int fd;           /* O_PATH of a writable bind's source */
+		uint64_t reserve; /* the free bytes its filesystem keeps */
+		const char *dst;  /* where the jail sees it, for the line */
+	} fs[DISK_MAX_FS];
+	uint64_t written;   /* bytes the jail's processes wrote, as last read */
+	int measured;       /* written is the whole jail's, read from PID 1 at its end */
+	int hit;            /* DISK_LIMIT_HIT or DISK_RESERVE_HIT: the run was ended */
+	int hit_fs;         /* ... on fs[hit_fs]'s filesystem (the reserve) */
+	uint64_t hit_free;  /* ... which had this much free */
+};
+
+#define DISK_LIMIT_HIT 1
+#define DISK_RESERVE_HIT 2
+
+/* disk_open opens each writable bind's filesystem and checks it has more
+ * free than its reserve before anything runs; 0, or -1 with *e saying
+ * why (and the fix). */
+int disk_open(struct disk *d, const struct run_plan *p, struct jerr *e);
+
+/* disk_arm starts the 10 ms watch once the jail is started; 0, or -1 with
+ * *e set. */
+int disk_arm(struct disk *d, const struct run_plan *p, struct jerr *e);
+
+/* on_disk is the watch's tick: a filesystem below its reserve, or the jail
+ * past its disk limit, kills the jail. */
+void on_disk(struct runner *r, short revents);
+
+/* disk_final reads what the whole jail wrote from PID 1, exited and not
+ * yet reaped (its count holds every process it reaped): the record's
+ * figure, and the limit's verdict for a run that ended between two
+ * ticks. */
+void disk_final(struct runner *r);
+
+/* disk_line writes the line a disk limit's kill says; "" when none. */
+void disk_line(const struct run_plan *p, const struct disk *d, char *buf, size_t size);
+
+#endif
