@@ -19,6 +19,7 @@ import (
 	"github.com/jail-sandbox/jail/plancache"
 	"github.com/jail-sandbox/jail/profiles"
 	"github.com/jail-sandbox/jail/sandbox"
+	"github.com/jail-sandbox/jail/sessions"
 )
 
 const runExample = `Example:
@@ -98,6 +99,13 @@ func prepare(c *cli.Context, command []string) (*sandbox.Prepared, error) {
 	if r != nil { // the flags held
 		warn(r.Profile)
 		r.Config.Session = c.String("session")
+		if r.Config.Session != "" {
+			state, err := sessions.StateDir(os.Getenv, os.Geteuid())
+			if err != nil {
+				return r, err
+			}
+			r.Config.SessionDir = sessions.Dir(state, r.Config.Session)
+		}
 		r.Options.Version = jailVersion()
 	}
 	return r, err

@@ -52,6 +52,9 @@ type Config struct {
 	AuditLog string
 	// Session names the run's session, for the audit log.
 	Session string
+	// SessionDir is the session's directory (sessions.Session.Dir): its
+	// workspace, and the account of what it holds (limits.session_disk).
+	SessionDir string
 	// SecretKeys are the variables of Env that came from a secrets file:
 	// the record and the audit log name them, with "***" for the value.
 	SecretKeys []string
@@ -94,6 +97,10 @@ type Limits struct {
 	// stopped before it falls below. Both 0: the smaller of 1G and 5%.
 	DiskReserve        uint64
 	DiskReservePercent uint32
+	// SessionDisk bounds the bytes a session's workspace holds over its
+	// life (Config.SessionDir's account); 0: none. Runs without a
+	// session do not have it.
+	SessionDisk uint64
 	// BestEffort runs with rlimit stand-ins when the host cannot give the
 	// cgroup limits, instead of failing.
 	BestEffort bool

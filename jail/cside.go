@@ -169,6 +169,8 @@ type runPlanView struct {
 	Disk, DiskReserve    uint64
 	DiskPercent          uint32
 	DiskBinds            []string
+	SessionDisk          uint64
+	SessionDir           string
 	LimitsJSON           string
 	Network, NetConfig   string
 	AuditLog             string
@@ -266,7 +268,7 @@ func viewPlan(p *C.struct_run_plan) runPlanView {
 		KeepEnv: wireStrs(p.keep), Env: wireStrs(p.set),
 		MaxOutput: uint64(p.max_output), LimitsJSON: C.GoString(p.limits_json),
 		Disk: uint64(p.disk_limit), DiskReserve: uint64(p.disk_reserve), DiskPercent: uint32(p.disk_percent),
-		DiskBinds: wireStrs(p.disk_binds),
+		DiskBinds: wireStrs(p.disk_binds), SessionDisk: uint64(p.session_disk), SessionDir: C.GoString(p.session_dir),
 		Network:   C.GoString(p.net_mode), NetConfig: C.GoString(p.net_config), AuditLog: C.GoString(p.audit_path),
 		Session: C.GoString(p.session), Version: C.GoString(p.version), Secrets: C.GoString(p.secrets),
 		SeccompFlags: uint32(p.sc_flags), SeccompName: C.GoString(p.sc_name),

@@ -31,13 +31,20 @@ type diskPlan struct {
 	reserve uint64
 	percent uint32
 	binds   []mount.Writable
+	// session: the session's limit over its life and its directory,
+	// where the runner keeps its account; 0 and "" outside sessions.
+	session    uint64
+	sessionDir string
 }
 
 // planDisk checks the reserve against each filesystem a writable bind is
 // on: one the filesystem could never keep is a profile to fix, not a run
 // that fails at its first write.
-func planDisk(l Limits, binds []mount.Writable) (diskPlan, error) {
+func planDisk(l Limits, sessionDir string, binds []mount.Writable) (diskPlan, error) {
 	d := diskPlan{limit: l.Disk, reserve: l.DiskReserve, percent: l.DiskReservePercent, binds: binds}
+	if sessionDir != "" && l.SessionDisk != 0 {
+		d.session, d.sessionDir = l.SessionDisk, sessionDir
+	}
 	if d.reserve == 0 && d.percent == 0 {
 		d.reserve, d.percent = DefaultDiskReserve, DefaultDiskReservePercent
 	}
@@ -81,12 +88,15 @@ func (d diskPlan) describe() string {
 
 // encode writes the plan's disk section, as runplan.c's decode_disk reads
 // it: u64 limit, u64 reserve, u32 percent, strs of each writable bind's
-// source and where the jail sees it, in turn.
+// source and where the jail sees it, in turn, u64 the session's limit,
+// str its directory.
 func (d diskPlan) encode(w *wire.Writer) {
 	w.U64(d.limit)
 	w.U64(d.reserve)
 	w.U32(d.percent)
 	w.Strs(d.flat())
+	w.U64(d.session)
+	w.Str(d.sessionDir)
 }
 
 // flat is the writable binds as encode writes them.
@@ -145,16 +155,22 @@ func recordDisk(cfg Config, d diskPlan, rec *LimitsRecord) error {
 			rec.NotEnforced = append(rec.NotEnforced, "disk_reserve against fallocate (no seccomp filter refuses it)")
 		}
 	}
-	if d.limit == 0 {
+	if d.session != 0 {
+		rec.SessionDisk = d.session
+		rec.Enforced = append(rec.Enforced, "session_disk (the session's account: its runs' writes added up, its workspace measured again past half the limit)")
+	}
+	if d.limit == 0 && d.session == 0 {
 		return nil
 	}
 	if unfiltered && !cfg.Limits.BestEffort {
 		return fmt.Errorf("disk limit %s: with no seccomp filter (or an audit-only one) fallocate allocates blocks no write counts; "+
-			"fix: keep a seccomp policy, or let the run go on with what holds: --limits-mode best-effort", FormatBytes(d.limit))
+			"fix: keep a seccomp policy, or let the run go on with what holds: --limits-mode best-effort", FormatBytes(max(d.limit, d.session)))
 	}
-	rec.Enforced = append(rec.Enforced, "disk (bytes the jail's processes write, read from /proc/PID/io every 10 ms: a kill after the fact)")
+	if d.limit != 0 {
+		rec.Enforced = append(rec.Enforced, "disk (bytes the jail's processes write, read from /proc/PID/io every 10 ms: a kill after the fact)")
+	}
 	if unfiltered {
-		rec.NotEnforced = append(rec.NotEnforced, "disk against fallocate (no seccomp filter refuses it)")
+		rec.NotEnforced = append(rec.NotEnforced, "disk limits against fallocate (no seccomp filter refuses it)")
 	}
 	return nil
 }

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/timerfd.h>
@@ -53,13 +54,124 @@ static uint64_t reserve_of(const struct run_plan *p, uint64_t size)
 	return r;
 }
 
+/* The session's account, SESSION/disk: "HELD SINCE\n", the bytes its
+ * workspace held when last measured and what its runs wrote since, under
+ * flock (runs of one session may overlap). What is written is counted as
+ * held until measured: deletions and rewrites are seen by the walk, which
+ * runs when the writes since pass a tenth of the limit and the sum half of
+ * it, or when the sum is at the limit (what a call deleted to make room is
+ * seen by the next). */
+#define ACCOUNT_WALK_DEPTH 256
+
+static void account_get(int fd, uint64_t *held, uint64_t *since)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	buf[n > 0 ? n : 0] = 0;
+	unsigned long long h = 0, s = 0;
+	if (sscanf(buf, "%llu %llu", &h, &s) != 2)
+		h = s = 0;
+	*held = h, *since = s;
+}
+
+static void account_put(int fd, uint64_t held, uint64_t since)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof buf, "%llu %llu\n", (unsigned long long)held, (unsigned long long)since);
+	if (pwrite(fd, buf, (size_t)n, 0) == n)
+		ftruncate(fd, n);
+}
+
+/* usage is what the tree under dir (an fd it closes) holds on disk:
+ * st_blocks, never through a link or onto another filesystem. */
+static uint64_t usage(int dir, dev_t dev, int depth)
+{
+	DIR *d = fdopendir(dir);
+	if (!d) {
+		close(dir);
+		return 0;
+	}
+	uint64_t sum = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		struct stat st;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
+			continue;
+		sum += (uint64_t)st.st_blocks * 512;
+		int sub;
+		if (S_ISDIR(st.st_mode) && depth < ACCOUNT_WALK_DEPTH &&
+		    (sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			sum += usage(sub, dev, depth + 1);
+	}
+	closedir(d);
+	return sum;
+}
+
+static uint64_t workspace_usage(const struct run_plan *p)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/workspace", p->session_dir);
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	return usage(fd, st.st_dev, 0);
+}
+
+static int account_open(struct disk *d, const struct run_plan *p, struct jerr *e)
+{
+	char path[PATH_MAX];
+	snprintf(path, sizeof path, "%s/disk", p->session_dir);
+	d->account = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	struct stat st;
+	if (d->account < 0 || fstat(d->account, &st) < 0 || !S_ISREG(st.st_mode))
+		return jerr_set(e, d->account < 0 ? errno : 0, "session %s: its disk account %s", p->session, path);
+	while (flock(d->account, LOCK_EX) < 0 && errno == EINTR)
+		;
+	uint64_t held, since;
+	account_get(d->account, &held, &since);
+	uint64_t sum = held + since;
+	if (sum >= p->session_disk || (since > p->session_disk / 10 && sum > p->session_disk / 2)) {
+		held = workspace_usage(p), since = 0, sum = held;
+		account_put(d->account, held, since);
+	}
+	flock(d->account, LOCK_UN);
+	d->session_used = sum;
+	uint64_t left = sum >= p->session_disk ? 0 : p->session_disk - sum;
+	if (left < d->limit)
+		d->limit = left, d->by_session = 1;
+	return 0;
+}
+
+/* account_add adds what the run wrote to the session's account. */
+static void account_add(struct disk *d, const struct run_plan *p)
+{
+	if (d->account < 0)
+		return;
+	while (flock(d->account, LOCK_EX) < 0 && errno == EINTR)
+		;
+	uint64_t held, since;
+	account_get(d->account, &held, &since);
+	since += d->written;
+	account_put(d->account, held, since);
+	flock(d->account, LOCK_UN);
+	d->session_used = held + since;
+}
+
 static uint64_t free_bytes(const struct statvfs *st) { return (uint64_t)st->f_bavail * st->f_frsize; }
 
 int disk_open(struct disk *d, const struct run_plan *p, struct jerr *e)
 {
 	struct wire w = p->disk_binds;
 	dev_t seen[DISK_MAX_FS];
-	d->timer = -1;
+	d->timer = d->account = -1;
+	d->limit = p->disk_limit ? p->disk_limit : UINT64_MAX;
+	if (p->session_disk && account_open(d, p, e) < 0)
+		return -1;
 	wire_u32(&w);
 	for (uint32_t i = 0; i < p->ndisk; i++) {
 		const char *src = wire_str(&w), *dst = wire_str(&w);
@@ -117,7 +229,7 @@ static int set_tick(struct disk *d, long ns)
 
 int disk_arm(struct disk *d, const struct run_plan *p, struct jerr *e)
 {
-	if (!d->nfs && !p->disk_limit)
+	if (!d->nfs && d->limit == UINT64_MAX)
 		return 0;
 	d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (d->timer < 0 || set_tick(d, TICK_NS) < 0)
@@ -251,16 +363,16 @@ void on_disk(struct runner *r, short revents)
 	long tick = close_to ? CLOSE_TICK_NS : TICK_NS;
 	if (tick != d->tick_ns)
 		set_tick(d, tick);
-	if (!r->plan->disk_limit || !r->pid1)
+	if (d->limit == UINT64_MAX || !r->pid1)
 		return;
 	/* A child reaped between reading it and its parent counts twice in
 	 * one sum, never in two: past the limit is read again. */
 	uint64_t n = jail_written(r);
-	if (n > r->plan->disk_limit)
+	if (n > d->limit)
 		n = jail_written(r);
 	if (n > d->written)
 		d->written = n;
-	if (n > r->plan->disk_limit)
+	if (n > d->limit)
 		disk_hit(r, DISK_LIMIT_HIT);
 }
 
@@ -268,7 +380,7 @@ void disk_final(struct runner *r)
 {
 	struct disk *d = &r->disk;
 	siginfo_t si;
-	if (!r->pid1 || (!d->nfs && !r->plan->disk_limit))
+	if (!r->pid1 || (!d->nfs && d->limit == UINT64_MAX))
 		return;
 	while (waitid(P_PID, (id_t)r->pid1, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
 		;
@@ -278,8 +390,9 @@ void disk_final(struct runner *r)
 	d->measured = 1;
 	/* Past the limit between the last tick and its end: the limit's
 	 * run all the same, as it would have been a moment later. */
-	if (r->plan->disk_limit && d->written > r->plan->disk_limit && !d->hit)
+	if (d->written > d->limit && !d->hit)
 		d->hit = DISK_LIMIT_HIT;
+	account_add(d, r->plan);
 }
 
 void disk_line(const struct run_plan *p, const struct disk *d, char *buf, size_t size)
@@ -295,7 +408,16 @@ void disk_line(const struct run_plan *p, const struct disk *d, char *buf, size_t
 	}
 	if (d->hit != DISK_LIMIT_HIT)
 		return;
-	fmt_bytes(p->disk_limit, v, sizeof v);
+	fmt_bytes(d->by_session ? p->session_disk : p->disk_limit, v, sizeof v);
+	if (d->by_session) {
+		char u[32];
+		fmt_bytes(d->session_used, u, sizeof u);
+		snprintf(buf, size,
+			 "killed: session disk limit %s reached in /workspace (it holds about %s: delete what it no longer needs, "
+			 "or start afresh: jail sessions rm %s)",
+			 v, u, p->session);
+		return;
+	}
 	int n = snprintf(buf, size, "killed: disk limit %s reached in ", v);
 	struct wire w = p->disk_binds;
 	wire_u32(&w);

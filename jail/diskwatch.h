@@ -24,6 +24,10 @@ struct disk {
 		uint64_t reserve; /* the free bytes its filesystem keeps */
 		const char *dst;  /* where the jail sees it, for the line */
 	} fs[DISK_MAX_FS];
+	uint64_t limit;     /* what the jail may write: the run's limit, or what is left of the session's; UINT64_MAX none */
+	int by_session;     /* ... the session's */
+	int account;        /* the session's account (session.c), or -1 */
+	uint64_t session_used; /* what the session's workspace holds, as the account says */
 	uint64_t written;   /* bytes the jail's processes wrote, as last read */
 	int measured;       /* written is the whole jail's, read from PID 1 at its end */
 	int hit;            /* DISK_LIMIT_HIT or DISK_RESERVE_HIT: the run was ended */
@@ -35,8 +39,9 @@ struct disk {
 #define DISK_RESERVE_HIT 2
 
 /* disk_open opens each writable bind's filesystem and checks it has more
- * free than its reserve before anything runs; 0, or -1 with *e saying
- * why (and the fix). */
+ * free than its reserve before anything runs, and, in a session with a
+ * limit, reads what its workspace holds; 0, or -1 with *e saying why (and
+ * the fix). */
 int disk_open(struct disk *d, const struct run_plan *p, struct jerr *e);
 
 /* disk_arm starts the 10 ms watch once the jail is started; 0, or -1 with

@@ -44,7 +44,8 @@ func seedConfigs() []Config {
 				{Kind: mount.Bind, Src: scratchDir(), Dst: "/scratch"},
 			},
 			Rlimits:   []Rlimit{{Resource: 7, Soft: 256, Hard: 512}},
-			TimeLimit: 90 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 64, CPU: 0.5, MaxOutput: 1 << 20, Disk: 4 << 30, DiskReserve: 1 << 20, BestEffort: true}, Session: "s1",
+			TimeLimit: 90 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 64, CPU: 0.5, MaxOutput: 1 << 20, Disk: 4 << 30, DiskReserve: 1 << 20, SessionDisk: 8 << 30, BestEffort: true}, Session: "s1",
+			SessionDir: "/var/lib/jail/sessions/s1",
 			Network: Network{Mode: "allowlist", Allow: []AllowEntry{{Host: "example.com", Port: 443}}},
 			Seccomp: policy, AuditLog: "",
 		},
@@ -96,7 +97,7 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 	}
 	var mw wire.Writer
 	mounts.Encode(&mw)
-	disk, err := planDisk(cfg.Limits, mounts.Writable)
+	disk, err := planDisk(cfg.Limits, cfg.SessionDir, mounts.Writable)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,8 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 			bit(cfg.KeyringBestEffort, procKeyringBE),
 		Hostname: cfg.Hostname, Dir: cfg.Dir, KeepEnv: cfg.KeepEnv, Env: cfg.Env, Rlimits: rlimits,
 		MaxOutput: cfg.Limits.MaxOutput, LimitsJSON: limitsJSON,
-		Disk: disk.limit, DiskReserve: disk.reserve, DiskPercent: disk.percent, DiskBinds: disk.flat(), Network: networkMode(cfg.Network),
+		Disk: disk.limit, DiskReserve: disk.reserve, DiskPercent: disk.percent, DiskBinds: disk.flat(),
+		SessionDisk: disk.session, SessionDir: disk.sessionDir, Network: networkMode(cfg.Network),
 		NetConfig: netConfig, AuditLog: cfg.AuditLog, Session: cfg.Session, Version: "fuzz",
 		Secrets: recordSecrets(cfg),
 	}

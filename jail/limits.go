@@ -26,6 +26,9 @@ type LimitsRecord struct {
 	// smaller"), absent without a writable bind.
 	Disk        uint64 `json:"disk,omitempty"`
 	DiskReserve string `json:"disk_reserve,omitempty"`
+	// SessionDisk is the bytes the session's workspace may hold over its
+	// life; absent outside sessions.
+	SessionDisk uint64 `json:"session_disk,omitempty"`
 	// Enforced names each limit that holds, and by what ("memory (cgroup
 	// v2)", "pids (RLIMIT_NPROC, per jail)"); NotEnforced each asked for
 	// that does not (best-effort). Both are there, maybe empty.

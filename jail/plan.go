@@ -122,7 +122,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	w.End(prefix)
 	w.Strs(cfg.KeepEnv)
 	w.Strs(cfg.Env)
-	disk, err := planDisk(cfg.Limits, mounts.Writable)
+	disk, err := planDisk(cfg.Limits, cfg.SessionDir, mounts.Writable)
 	if err != nil {
 		return nil, err
 	}

@@ -196,6 +196,8 @@ static char *status_record(const struct run_plan *p, const struct outcome *o, in
 			(unsigned long long)o->out_lost, o->out_closed[0] ? "true" : "false", o->out_closed[1] ? "true" : "false");
 	if (o->disk && o->disk->measured)
 		fprintf(f, "\"disk_written_bytes\":%llu,", (unsigned long long)o->disk->written);
+	if (o->disk && o->disk->account >= 0)
+		fprintf(f, "\"session_disk_bytes\":%llu,", (unsigned long long)o->disk->session_used);
 	if (p->secrets[0])
 		fprintf(f, "%s,", p->secrets);
 	userns_record(f, p);

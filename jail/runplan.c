@@ -80,7 +80,9 @@ static int decode_disk(struct wire *w, struct run_plan *p)
 	p->ndisk = n / 2;
 	for (uint32_t i = 0; i < n; i++)
 		wire_str(w);
-	return w->bad ? -1 : 0;
+	p->session_disk = wire_u64(w);
+	p->session_dir = wire_str(w);
+	return w->bad || (p->session_disk && p->session_dir[0] != '/') ? -1 : 0;
 }
 
 /* decode_rlimits reads the rlimits block: u32 count, then the entries. */

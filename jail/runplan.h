@@ -71,6 +71,8 @@ struct run_plan {
 	uint32_t disk_percent;   /* ... or this percentage of it (both: the smaller) */
 	uint32_t ndisk;          /* the writable binds: */
 	struct wire disk_binds;  /* strs: 2 × ndisk, each's source and where the jail sees it */
+	uint64_t session_disk;   /* the bytes the session's workspace may hold; 0: none, or no session */
+	const char *session_dir; /* the session's directory, its account's ("" none) */
 	const char *limits_json; /* the status record's "limits", as planned */
 	const char *net_mode;    /* none, allowlist or host */
 	const char *net_config;  /* allowlist: the proxy's configuration (JSON) */

@@ -86,6 +86,10 @@ type Status struct {
 	// files (its writable binds), as /proc/PID/io counts it; absent for a
 	// jail with no writable bind and no disk limit, or one that never ran.
 	DiskWrittenBytes *uint64 `json:"disk_written_bytes,omitempty"`
+	// SessionDiskBytes is what the session's workspace holds, as its
+	// account says after the run (limits.session_disk); absent outside a
+	// session with that limit.
+	SessionDiskBytes *uint64 `json:"session_disk_bytes,omitempty"`
 
 	// OutputDropped and OutputClosed are there when output is capped
 	// (--max-output), else absent.

@@ -201,12 +201,13 @@ var builtinLayers = map[string]func() *layer{
 	},
 	"built-in:agent": func() *layer {
 		return &layer{extends: "default",
-			set: map[string]bool{"cwd": true, "description": true, "limits.disk": true, "limits.max_output": true},
+			set: map[string]bool{"cwd": true, "description": true, "limits.disk": true, "limits.max_output": true, "limits.session_disk": true},
 			p: Profile{Description: "for an AI agent's bash tool call: the workspace read-write at /workspace, its working directory and HOME",
 				Cwd: "/workspace",
 				Env: Env{Set: map[string]string{"HOME": "/workspace"}},
 				Limits: Limits{MaxOutput: new(uint64(1048576)),
-					Disk: new(uint64(8589934592))},
+					Disk:        new(uint64(8589934592)),
+					SessionDisk: new(uint64(34359738368))},
 				Mounts: []Mount{{Type: "workspace",
 					Dst: "/workspace"}}}}
 	},

@@ -217,11 +217,11 @@ func (d *decoder) cgroupLimit(lim *Limits, k, key string, v any) bool {
 		var n uint64
 		n, err = parseSize(v)
 		lim.MaxOutput = &n
-	case "disk":
+	case "disk", "session_disk":
 		var n uint64
 		if n, err = parseSize(v); err == nil {
 			err = checkDisk(n)
-			lim.Disk = &n
+			*map[string]**uint64{"disk": &lim.Disk, "session_disk": &lim.SessionDisk}[k] = &n
 		}
 	case "disk_reserve":
 		var r Reserve

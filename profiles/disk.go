@@ -88,6 +88,11 @@ func (l *Limits) encodeDisk(kv func(key, value string), none *[]string) {
 	if l.DiskReserve != nil {
 		kv("disk_reserve", l.DiskReserve.String())
 	}
+	if l.SessionDisk != nil {
+		kv("session_disk", formatSize(*l.SessionDisk))
+	} else {
+		*none = append(*none, "session_disk")
+	}
 }
 
 // reserveDefault is the comment encode writes for a reserve not set.
@@ -101,6 +106,9 @@ func reserveDefault() string {
 func (l *Limits) diskLimits(j *jail.Limits) {
 	if l.Disk != nil && *l.Disk != unix.RLIM_INFINITY {
 		j.Disk = *l.Disk
+	}
+	if l.SessionDisk != nil && *l.SessionDisk != unix.RLIM_INFINITY {
+		j.SessionDisk = *l.SessionDisk
 	}
 	if r := l.DiskReserve; r != nil {
 		j.DiskReserve, j.DiskReservePercent = r.Bytes, r.Percent

@@ -116,6 +116,9 @@ func (l *Limits) check(add func(key string, err error)) {
 	if l.Disk != nil {
 		add("limits.disk", checkDisk(*l.Disk))
 	}
+	if l.SessionDisk != nil {
+		add("limits.session_disk", checkDisk(*l.SessionDisk))
+	}
 	if l.Mode != "" {
 		add("limits.mode", checkLimitsMode(l.Mode))
 	}

@@ -75,6 +75,9 @@ func (p *Profile) overlay(l *layer) {
 	if set["limits.disk"] {
 		p.Limits.Disk = cloneLimit(c.Limits.Disk)
 	}
+	if set["limits.session_disk"] {
+		p.Limits.SessionDisk = cloneLimit(c.Limits.SessionDisk)
+	}
 	if set["limits.disk_reserve"] {
 		p.Limits.DiskReserve = cloneLimit(c.Limits.DiskReserve)
 	}

@@ -114,6 +114,10 @@ type Limits struct {
 	// bind keeps: a run is stopped before it falls below. nil: the
 	// default, the smaller of 1G and 5% of the filesystem.
 	DiskReserve *Reserve `toml:"disk_reserve"`
+	// SessionDisk bounds what a session's workspace holds over its life,
+	// its runs' writes added up and measured again now and then; only a
+	// run with --session has it. nil: no limit.
+	SessionDisk *uint64 `toml:"session_disk"`
 
 	Core    *uint64 `toml:"core"`
 	Nofile  *uint64 `toml:"nofile"`
@@ -226,7 +230,7 @@ var (
 	envKeys     = []string{"keep", "set"}
 	networkKeys = []string{"mode", "allow", "hosts", "upstream_ca"}
 	mountKeys   = []string{"type", "src", "dst", "optional", "size", "mode", "target", "content", "masked"}
-	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "disk", "disk_reserve", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
+	limitKeys   = []string{"time", "memory", "pids", "cpu", "mode", "cgroup_parent", "on_pids_limit", "max_output", "disk", "disk_reserve", "session_disk", "core", "nofile", "nproc", "fsize", "cpu_time", "as", "stack"}
 	seccompKeys = []string{"policy", "oci", "audit", "report", "extends", "default", "rule"}
 )
 
@@ -320,6 +324,7 @@ func (p *Profile) clone() *Profile {
 	c.Limits.MaxOutput = cloneLimit(p.Limits.MaxOutput)
 	c.Limits.Disk = cloneLimit(p.Limits.Disk)
 	c.Limits.DiskReserve = cloneLimit(p.Limits.DiskReserve)
+	c.Limits.SessionDisk = cloneLimit(p.Limits.SessionDisk)
 	c.Network = p.Network.clone()
 	c.Mounts = append([]Mount(nil), p.Mounts...)
 	c.Credentials = cloneCredentials(p.Credentials)

@@ -52,6 +52,9 @@ type Session struct {
 	ID, Dir string
 }
 
+// Dir is session id's directory in the state directory state.
+func Dir(state, id string) string { return filepath.Join(state, "sessions", id) }
+
 // Workspace is the directory mounted at /workspace.
 func (s Session) Workspace() string { return filepath.Join(s.Dir, "workspace") }
 
@@ -68,7 +71,7 @@ func Open(state, id string, uid, gid int) (Session, *os.File, error) {
 	if err := Check(id); err != nil {
 		return Session{}, nil, err
 	}
-	s := Session{ID: id, Dir: filepath.Join(state, "sessions", id)}
+	s := Session{ID: id, Dir: Dir(state, id)}
 	if err := safeState(state); err != nil {
 		return s, nil, err
 	}
