@@ -269,7 +269,7 @@ func viewPlan(p *C.struct_run_plan) runPlanView {
 		MaxOutput: uint64(p.max_output), LimitsJSON: C.GoString(p.limits_json),
 		Disk: uint64(p.disk_limit), DiskReserve: uint64(p.disk_reserve), DiskPercent: uint32(p.disk_percent),
 		DiskBinds: wireStrs(p.disk_binds), SessionDisk: uint64(p.session_disk), SessionDir: C.GoString(p.session_dir),
-		Network:   C.GoString(p.net_mode), NetConfig: C.GoString(p.net_config), AuditLog: C.GoString(p.audit_path),
+		Network: C.GoString(p.net_mode), NetConfig: C.GoString(p.net_config), AuditLog: C.GoString(p.audit_path),
 		Session: C.GoString(p.session), Version: C.GoString(p.version), Secrets: C.GoString(p.secrets),
 		SeccompFlags: uint32(p.sc_flags), SeccompName: C.GoString(p.sc_name),
 		SeccompBPF: C.GoBytes(unsafe.Pointer(p.sc_bpf), C.int(p.sc_len)),

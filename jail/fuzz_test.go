@@ -46,8 +46,8 @@ func seedConfigs() []Config {
 			Rlimits:   []Rlimit{{Resource: 7, Soft: 256, Hard: 512}},
 			TimeLimit: 90 * time.Second, Limits: Limits{Memory: 64 << 20, Pids: 64, CPU: 0.5, MaxOutput: 1 << 20, Disk: 4 << 30, DiskReserve: 1 << 20, SessionDisk: 8 << 30, BestEffort: true}, Session: "s1",
 			SessionDir: "/var/lib/jail/sessions/s1",
-			Network: Network{Mode: "allowlist", Allow: []AllowEntry{{Host: "example.com", Port: 443}}},
-			Seccomp: policy, AuditLog: "",
+			Network:    Network{Mode: "allowlist", Allow: []AllowEntry{{Host: "example.com", Port: 443}}},
+			Seccomp:    policy, AuditLog: "",
 		},
 		{
 			Profile: "host", Argv: []string{"true"}, Dir: "/", HostUID: 65534, HostGID: 65534, UID: 7, GID: 8,
