@@ -395,6 +395,17 @@ void disk_final(struct runner *r)
 	account_add(d, r->plan);
 }
 
+/* fmt_about writes n rounded, for a person: "70M", "31.9G". */
+static void fmt_about(uint64_t n, char *out, size_t size)
+{
+	if (n >= 1ull << 30)
+		snprintf(out, size, "%.1fG", (double)n / (double)(1ull << 30));
+	else if (n >= 1ull << 20)
+		snprintf(out, size, "%lluM", (unsigned long long)((n + (1ull << 19)) >> 20));
+	else
+		snprintf(out, size, "%lluK", (unsigned long long)((n + 512) >> 10));
+}
+
 void disk_line(const struct run_plan *p, const struct disk *d, char *buf, size_t size)
 {
 	char v[32], f[32];
@@ -411,7 +422,7 @@ void disk_line(const struct run_plan *p, const struct disk *d, char *buf, size_t
 	fmt_bytes(d->by_session ? p->session_disk : p->disk_limit, v, sizeof v);
 	if (d->by_session) {
 		char u[32];
-		fmt_bytes(d->session_used, u, sizeof u);
+		fmt_about(d->session_used, u, sizeof u);
 		snprintf(buf, size,
 			 "killed: session disk limit %s reached in /workspace (it holds about %s: delete what it no longer needs, "
 			 "or start afresh: jail sessions rm %s)",

@@ -42,6 +42,7 @@ type ending struct {
 	goSide bool             // Go writes the record: jail failed before the runner
 	skip   func() string    // why this host cannot show it; "" when it can
 	as     *user.User       // the caller, when not this test
+	env    []string         // jail's environment beyond PATH, HOME and TMPDIR
 	stdout func(io.Reader)  // reads the command's stdout; nil: kept
 	check  func(c *checker) // what the record must say
 }
@@ -192,6 +193,16 @@ func endings(dir, port, tlsPort string) []ending {
 			check: func(c *checker) {
 				c.want(c.st.CPUTimeExceeded && c.st.SignalName == "SIGXCPU", "cpu_time_exceeded, SIGXCPU")
 			}},
+		{name: "disk limit, in a session", flags: []string{"-p", filepath.Join(dir, "sessdisk.toml"), "--session", "golden", "--disk", "16M"},
+			env:  []string{"JAIL_STATE_DIR=" + filepath.Join(dir, "state")},
+			argv: []string{"dd", "if=/dev/zero", "of=fill", "bs=1M", "count=1024"}, code: 137,
+			check: func(c *checker) {
+				c.want(c.st.DiskLimitHit && !c.st.DiskReserveHit && c.st.Limits.Disk == 16<<20 && c.st.Limits.SessionDisk == 1<<30,
+					"disk_limit_hit at 16M, the session's limit 1G")
+				c.want(c.st.DiskWrittenBytes != nil && *c.st.DiskWrittenBytes > 16<<20, "disk_written_bytes past 16M")
+				c.want(c.st.SessionDiskBytes != nil && *c.st.SessionDiskBytes >= *c.st.DiskWrittenBytes, "session_disk_bytes counts the run")
+				c.has("disk_written_bytes", "session_disk_bytes")
+			}},
 		{name: "file size limit", flags: []string{"-p", filepath.Join(dir, "fsize.toml")},
 			argv: []string{"sh", "-c", "exec head -c 2M /dev/zero > /tmp/big"}, code: 153,
 			check: func(c *checker) { c.want(c.st.FileTooLarge && c.st.SignalName == "SIGXFSZ", "file_too_large, SIGXFSZ") }},
@@ -297,10 +308,11 @@ func goldenDir(t *testing.T) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	files := map[string]string{
-		"refuse.toml":  "extends = \"default\"\n[limits]\non_pids_limit = \"refuse\"\n",
-		"cputime.toml": "extends = \"default\"\n[limits]\ncpu_time = \"1s\"\n",
-		"fsize.toml":   "extends = \"default\"\n[limits]\nfsize = \"1M\"\n",
-		"nodeleg.toml": "extends = \"default\"\n[limits]\ncgroup_parent = \"/jail-not-delegated\"\n",
+		"refuse.toml":   "extends = \"default\"\n[limits]\non_pids_limit = \"refuse\"\n",
+		"cputime.toml":  "extends = \"default\"\n[limits]\ncpu_time = \"1s\"\n",
+		"fsize.toml":    "extends = \"default\"\n[limits]\nfsize = \"1M\"\n",
+		"sessdisk.toml": "extends = \"agent\"\n[limits]\nsession_disk = \"1G\"\n",
+		"nodeleg.toml":  "extends = \"default\"\n[limits]\ncgroup_parent = \"/jail-not-delegated\"\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
@@ -322,7 +334,7 @@ func runJail(t *testing.T, dir string, e ending, extra ...string) (int, []byte, 
 	args := append(append(append(append([]string{}, e.flags...), extra...), "--status-json", "fd:3", "--"), e.argv...)
 	cmd := exec.Command(filepath.Join(s.binDir, "jail"), args...)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}
+	cmd.Env = append([]string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/nonexistent", "TMPDIR=/tmp"}, e.env...)
 	if e.as != nil {
 		uid, _ := strconv.Atoi(e.as.Uid)
 		gid, _ := strconv.Atoi(e.as.Gid)
@@ -437,7 +449,8 @@ func (c *checker) lacks(keys ...string) {
 // verdict reports whether any verdict is set.
 func (c *checker) verdict() bool {
 	st := c.st
-	return st.TimedOut || st.OOMKilled || st.PidsLimitHit || st.CPUTimeExceeded || st.FileTooLarge || st.OutputTruncated
+	return st.TimedOut || st.OOMKilled || st.PidsLimitHit || st.CPUTimeExceeded || st.FileTooLarge || st.OutputTruncated ||
+		st.DiskLimitHit || st.DiskReserveHit
 }
 
 var hexHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
