@@ -40,6 +40,8 @@
 #include "jail/runlimits.h"
 #include "jail/runner.h"
 
+static uint64_t io_written(pid_t pid, int *bad);
+
 /* reserve_of is the free space a filesystem of size bytes keeps, as
  * jail/disk.go's reserveOf: the reserve, or the percentage, or the
  * smaller of both. */
@@ -231,6 +233,13 @@ int disk_arm(struct disk *d, const struct run_plan *p, struct jerr *e)
 {
 	if (!d->nfs && d->limit == UINT64_MAX)
 		return 0;
+	/* A kernel without task I/O accounting, or a /proc that hides it,
+	 * would count nothing: no run with a disk limit there. */
+	int bad = 0;
+	if (d->limit != UINT64_MAX && (io_written(getpid(), &bad), bad))
+		return jerr_set(e, errno ? errno : ENOENT,
+				"the disk limit cannot be counted here: /proc/self/io is not readable (a kernel without task I/O accounting, or a /proc that hides it); "
+				"fix: run without limits.disk (--disk unlimited); the free-space reserve still holds");
 	d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (d->timer < 0 || set_tick(d, TICK_NS) < 0)
 		return jerr_set(e, errno, "timerfd for the disk limits");
@@ -238,14 +247,21 @@ int disk_arm(struct disk *d, const struct run_plan *p, struct jerr *e)
 }
 
 /* io_written is /proc/PID/io's write_bytes: what the process and every
- * child it reaped wrote; 0 once it is gone. */
-static uint64_t io_written(pid_t pid)
+ * child it reaped wrote; 0 once it is gone (ENOENT, ESRCH). Any other
+ * failure (a /proc that hides it, EACCES) sets *bad: a count that cannot
+ * be read must not pass for none. */
+static uint64_t io_written(pid_t pid, int *bad)
 {
 	char path[32], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
-	if (file_get(path, buf, sizeof buf) <= 0)
+	if (file_get(path, buf, sizeof buf) <= 0) {
+		if (errno != ENOENT && errno != ESRCH)
+			*bad = 1;
 		return 0;
+	}
 	const char *s = strstr(buf, "\nwrite_bytes: ");
+	if (!s)
+		*bad = 1;
 	return s ? strtoull(s + 14, NULL, 10) : 0;
 }
 
@@ -321,14 +337,23 @@ static void jail_pids(const struct runner *r, struct pids *l)
 	}
 }
 
-/* jail_written sums what the jail's live processes wrote. */
-static uint64_t jail_written(const struct runner *r)
+/* jail_written sums what the jail's live processes wrote; *bad is set
+ * when one could not be read. */
+static uint64_t jail_written(const struct runner *r, int *bad)
 {
 	struct pids l = {0};
 	uint64_t sum = 0;
 	jail_pids(r, &l);
-	for (size_t i = 0; i < l.n; i++)
-		sum += io_written(l.v[i]);
+	for (size_t i = 0; i < l.n; i++) {
+		/* PID 1 never exec'd and is not dumpable: an unprivileged
+		 * runner cannot read it, so it reports its count itself. */
+		int b = 0;
+		uint64_t n = io_written(l.v[i], &b);
+		if (l.v[i] == r->pid1 && (b || r->disk.pid1_written > n))
+			n = r->disk.pid1_written, b = 0;
+		*bad |= b;
+		sum += n;
+	}
 	free(l.v);
 	return sum;
 }
@@ -367,24 +392,31 @@ void on_disk(struct runner *r, short revents)
 		return;
 	/* A child reaped between reading it and its parent counts twice in
 	 * one sum, never in two: past the limit is read again. */
-	uint64_t n = jail_written(r);
+	int bad = 0;
+	uint64_t n = jail_written(r, &bad);
 	if (n > d->limit)
-		n = jail_written(r);
+		n = jail_written(r, &bad);
 	if (n > d->written)
 		d->written = n;
-	if (n > d->limit)
+	if (bad) {
+		r->o.fatal = "jail could not read what the jail writes (/proc/PID/io), so its disk limit could not hold: the run was ended";
+		disk_hit(r, 0);
+	} else if (n > d->limit) {
 		disk_hit(r, DISK_LIMIT_HIT);
+	}
 }
 
 void disk_final(struct runner *r)
 {
 	struct disk *d = &r->disk;
-	siginfo_t si;
 	if (!r->pid1 || (!d->nfs && d->limit == UINT64_MAX))
 		return;
-	while (waitid(P_PID, (id_t)r->pid1, &si, WEXITED | WNOWAIT) < 0 && errno == EINTR)
-		;
-	uint64_t n = io_written(r->pid1);
+	/* PID 1's rusage holds every process of the jail, reaped by it or,
+	 * as its pid namespace died with it, by the kernel in its name:
+	 * write_bytes in 512-byte blocks. */
+	uint64_t n = (uint64_t)r->o.ru.ru_oublock * 512;
+	if (d->pid1_written > n)
+		n = d->pid1_written;
 	if (n > d->written)
 		d->written = n;
 	d->measured = 1;

@@ -29,6 +29,7 @@ struct disk {
 	int account;        /* the session's account (session.c), or -1 */
 	uint64_t session_used; /* what the session's workspace holds, as the account says */
 	uint64_t written;   /* bytes the jail's processes wrote, as last read */
+	uint64_t pid1_written; /* PID 1's count, as it reported it (stage.h's WRITTEN_MAGIC) */
 	int measured;       /* written is the whole jail's, read from PID 1 at its end */
 	int hit;            /* DISK_LIMIT_HIT or DISK_RESERVE_HIT: the run was ended */
 	int hit_fs;         /* ... on fs[hit_fs]'s filesystem (the reserve) */
@@ -52,10 +53,10 @@ int disk_arm(struct disk *d, const struct run_plan *p, struct jerr *e);
  * past its disk limit, kills the jail. */
 void on_disk(struct runner *r, short revents);
 
-/* disk_final reads what the whole jail wrote from PID 1, exited and not
- * yet reaped (its count holds every process it reaped): the record's
- * figure, and the limit's verdict for a run that ended between two
- * ticks. */
+/* disk_final takes what the whole jail wrote from PID 1's rusage, once
+ * the runner reaped it (it holds every process of the jail): the record's
+ * figure, the limit's verdict for a run that ended between two ticks, and
+ * the session's account. */
 void disk_final(struct runner *r);
 
 /* disk_line writes the line a disk limit's kill says; "" when none. */

@@ -279,7 +279,7 @@ static int pid1_build(const struct forwarded *f, const int *net, int nnet, struc
 	close(go[0]);
 	close(FD_ERR);
 	close(FD_NOTIFY);
-	pid1_run(pid);
+	pid1_run(pid, p->disk_limit || p->session_disk);
 }
 
 int init_stage(void)

@@ -5,11 +5,13 @@
  * left behind. C, as the whole init stage is (stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/statfs.h>
@@ -48,11 +50,40 @@ static void drop_all(void)
 	syscall(SYS_capset, &hdr, data);
 }
 
-static void finish(int wstatus) __attribute__((noreturn));
-
-static void finish(int wstatus)
+/* written is what PID 1 and every process it reaped wrote to disk-backed
+ * files: the kernel's write_bytes, which rusage counts in 512-byte blocks
+ * (its own, and its reaped children's with theirs); 0 when it does not
+ * count (no disk limit). PID 1 cannot read its own /proc/PID/io: never
+ * exec'd and not dumpable, it belongs to the host's root there. */
+static uint64_t written(int count)
 {
-	struct status_record st = {.magic = STATUS_MAGIC};
+	struct rusage self, children;
+	if (!count || getrusage(RUSAGE_SELF, &self) < 0 || getrusage(RUSAGE_CHILDREN, &children) < 0)
+		return 0;
+	return ((uint64_t)self.ru_oublock + (uint64_t)children.ru_oublock) * 512;
+}
+
+/* report_written tells the runner PID 1's count when it changed; never
+ * blocking PID 1 (FD_STATUS is non-blocking until finish): a count the
+ * pipe has no room for goes with the next. */
+static void report_written(int count, uint64_t *last)
+{
+	uint64_t now = written(count);
+	if (!count || now == *last)
+		return;
+	struct status_record st = {.magic = WRITTEN_MAGIC, .written = now};
+	if (write(FD_STATUS, &st, sizeof st) == sizeof st)
+		*last = now;
+}
+
+static void finish(int wstatus, int count) __attribute__((noreturn));
+
+static void finish(int wstatus, int count)
+{
+	struct status_record st = {.magic = STATUS_MAGIC, .written = written(count)};
+	int fl = fcntl(FD_STATUS, F_GETFL);
+	if (fl >= 0)
+		fcntl(FD_STATUS, F_SETFL, fl & ~O_NONBLOCK);
 	if (WIFEXITED(wstatus)) {
 		st.exited = 1;
 		st.code = WEXITSTATUS(wstatus);
@@ -143,8 +174,14 @@ static int passed_on(pid_t command, int *stopped, int freeze, int watch, const s
 	return 1;
 }
 
-void pid1_run(pid_t command)
+void pid1_run(pid_t command, int count)
 {
+	uint64_t reported = 0;
+	if (count) {
+		int fl = fcntl(FD_STATUS, F_GETFL);
+		if (fl < 0 || fcntl(FD_STATUS, F_SETFL, fl | O_NONBLOCK) < 0)
+			_exit(125);
+	}
 	drop_all();
 	/* SIGCHLD only: the signals jail passes on come as bytes on the plan
 	 * pipe; a signal sent to PID 1 from inside the jail, which has no
@@ -199,9 +236,11 @@ void pid1_run(pid_t command)
 		pid_t pid = 0;
 		while (n < REAP_BATCH && (pid = waitpid(-1, &ws, WNOHANG)) > 0) {
 			if (pid == command)
-				finish(ws);
+				finish(ws, count);
 			n++;
 		}
+		if (n)
+			report_written(count, &reported);
 		more = n == REAP_BATCH;
 	}
 }

@@ -308,6 +308,8 @@ static void on_status(struct runner *r, short revents)
 {
 	struct status_record rec;
 	ssize_t n = read(r->status_in, &rec, sizeof rec);
+	if (n == sizeof rec && (rec.magic == STATUS_MAGIC || rec.magic == WRITTEN_MAGIC) && rec.written > r->disk.pid1_written)
+		r->disk.pid1_written = rec.written;
 	if (n == sizeof rec && rec.magic == STATUS_MAGIC) {
 		r->o.have_status = 1;
 		r->o.exited = rec.exited;
@@ -453,10 +455,10 @@ static void runner_end(struct runner *r)
 	struct outcome *o = &r->o;
 	if (!r->stage_gone)
 		reap(r->stage);
-	disk_final(r);
 	if (r->pid1)
 		while (wait4(r->pid1, NULL, 0, &o->ru) < 0 && errno == EINTR)
 			;
+	disk_final(r);
 	proxy_stop(&r->px);
 	o->wall_ns = monotonic_ns() - r->started;
 	if (!o->setup_ns)

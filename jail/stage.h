@@ -62,13 +62,19 @@ enum { NET_DNS_UDP, NET_DNS_TCP, NET_HTTP, NET_SOCKS, NET_TUN, NET_NFDS };
 #define TUN_NAME "jail0"
 #define TUN_MTU 65520
 
-/* The status record PID 1 writes on FD_STATUS when the command is gone. */
-#define STATUS_MAGIC 0x444e454au /* "JEND" */
+/* The status record PID 1 writes on FD_STATUS when the command is gone;
+ * before it, with a disk limit, a WRITTEN_MAGIC record each time what PID
+ * 1 counts changed: the bytes the processes it reaped wrote (its
+ * /proc/PID/io, which an unprivileged runner may not read: PID 1 is not
+ * dumpable and never exec'd). */
+#define STATUS_MAGIC 0x444e454au  /* "JEND" */
+#define WRITTEN_MAGIC 0x5452574au /* "JWRT" */
 struct status_record {
 	uint32_t magic;
 	int32_t exited;   /* 1: code is the exit status; 0: code is the signal */
 	int32_t code;
 	int32_t reserved;
+	uint64_t written; /* PID 1's write_bytes, when it counts (else 0) */
 };
 
 /* init_stage is the init stage (init.c): it builds the jail and becomes
@@ -79,12 +85,13 @@ int init_stage(void);
  * its first byte is the kind (internal/wire/err.h). */
 void stage_error(const struct jerr *e);
 
-/* pid1_run is the jail's PID 1 after the command is started: it reaps,
+/* pid1_run is the jail's PID 1 after the command is started (count: it
+ * reports what it counts of the disk limit, WRITTEN_MAGIC): it reaps,
  * forwards signals to the command (the terminal's to its process group),
  * stops the whole jail while jail is stopped, reports the command's status
  * and exits, which kills whatever the command left behind. It never
  * returns. */
-void pid1_run(pid_t command) __attribute__((noreturn));
+void pid1_run(pid_t command, int count) __attribute__((noreturn));
 
 /* pid1_signals is what jail passes on to the command: the runner blocks
  * them, reads them from a signalfd, and sends each, a byte, on the plan
