@@ -12,6 +12,7 @@
 #include "internal/wire/err.h"
 #include "jail/monotonic.h"
 #include "jail/proxyctl.h"
+#include "jail/pty.h"
 #include "jail/relay.h"
 #include "jail/report.h"
 #include "jail/runplan.h"
@@ -54,8 +55,9 @@ struct runner {
 	short pids_events; /* ... and what to poll it for */
 
 	struct cg_run cg;
-	struct relay out[2]; /* stdout, stderr, when capped */
+	struct relay out[2]; /* stdout, stderr, when capped; in tty mode stdout is the pty's */
 	struct proxy px;
+	struct pty pty;      /* tty mode (pty.c) */
 };
 
 /* runner_main runs the command argv in the jail the plan describes, as
