@@ -142,6 +142,8 @@ const (
 	procHostNet    = C.PROC_HOST_NET
 	procAllowlist  = C.PROC_ALLOWLIST
 	procKeyringBE  = C.PROC_KEYRING_BEST_EFFORT
+	procTTYOn      = C.PROC_TTY_ON
+	procTTYAuto    = C.PROC_TTY_AUTO
 	treeReadOnly   = C.TREE_RO
 	treeIDMap      = C.TREE_IDMAP
 	scLoad         = C.SC_LOAD
