@@ -28,7 +28,9 @@ import (
 // for nothing), KEYS is done: typed (Go-quoted: "\x03" is ^C), or "@resize=ROWSxCOLS" sets the window from the master's side (the
 // kernel sends PROG's foreground process group SIGWINCH), or "@raw"
 // checks that the terminal is in raw mode now (no ICANON, ECHO or ISIG:
-// jail relaying a pty of its own). Then PROG must end within 30 s with
+// jail relaying a pty of its own), or "@holders" that no process on the
+// host but PROG itself has the terminal open now (a jail's have only a
+// pty of their own), or "@held" that some other process has. Then PROG must end within 30 s with
 // status N (default 0), and leave the terminal's modes exactly as they
 // were before it started. Its output becomes the script's stdout.
 func ptyRun(ts *testscript.TestScript, neg bool, args []string) {
@@ -63,6 +65,8 @@ func ptyRun(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	cmd.SysProcAttr.Setpgid = false
 	cmd.SysProcAttr.Setsid, cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, true, 0
+	var term unix.Stat_t
+	ts.Check(unix.Fstat(int(slave.Fd()), &term))
 	ts.Check(cmd.Start())
 	slave.Close()
 	ts.Defer(func() { killGroup(cmd) })
@@ -104,6 +108,11 @@ func ptyRun(ts *testscript.TestScript, neg bool, args []string) {
 			time.Sleep(10 * time.Millisecond)
 		}
 		ptyStep(ts, master, keys, output)
+		if keys == "@holders" || keys == "@held" {
+			if others := ptyHolders(ts, term, cmd.Process.Pid); (len(others) > 0) != (keys == "@held") {
+				ts.Fatalf("%s: processes but PROG holding the terminal: %q\n%s", keys, others, output())
+			}
+		}
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -133,12 +142,38 @@ func ptyStep(ts *testscript.TestScript, master *os.File, keys string, output fun
 		if t.Lflag&(unix.ICANON|unix.ECHO|unix.ISIG) != 0 {
 			ts.Fatalf("the terminal is not in raw mode (lflag %#x):\n%s", t.Lflag, output())
 		}
+	case keys == "@holders" || keys == "@held": // ptyHolders
 	default:
 		typed, err := strconv.Unquote(`"` + keys + `"`)
 		ts.Check(err)
 		_, err = master.Write([]byte(typed))
 		ts.Check(err)
 	}
+}
+
+// ptyHolders is every process but pid that has the terminal term open, as
+// "PID CMDLINE": every fd of every process, followed to its file, is
+// compared with it.
+func ptyHolders(ts *testscript.TestScript, term unix.Stat_t, pid int) []string {
+	var holders []string
+	procs, err := os.ReadDir("/proc")
+	ts.Check(err)
+	for _, p := range procs {
+		n, err := strconv.Atoi(p.Name())
+		if err != nil || n == pid {
+			continue
+		}
+		fds, _ := os.ReadDir("/proc/" + p.Name() + "/fd")
+		for _, fd := range fds {
+			var st unix.Stat_t
+			if unix.Stat("/proc/"+p.Name()+"/fd/"+fd.Name(), &st) == nil && st.Dev == term.Dev && st.Rdev == term.Rdev && st.Ino == term.Ino {
+				cmdline, _ := os.ReadFile("/proc/" + p.Name() + "/cmdline")
+				holders = append(holders, fmt.Sprintf("%d %s", n, strings.ReplaceAll(string(cmdline), "\x00", " ")))
+				break
+			}
+		}
+	}
+	return holders
 }
 
 // setWinsize sets the terminal's window to size, ROWSxCOLS.
