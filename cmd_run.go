@@ -38,12 +38,30 @@ func runCommand(started time.Time, command []string) *cli.Command {
 	}
 }
 
-// runFlags are run's flags: those that change the profile, and where the
-// status record goes.
+// runFlags are run's flags: those that change the profile, where the
+// status record goes, and whether the command gets a terminal.
 func runFlags() []cli.Flag {
 	return append(overrideFlags(),
 		&cli.StringFlag{Name: "status-json", Usage: "write the run's status record to `PATH` (or fd:N)"},
+		&cli.BoolFlag{Name: "tty", Usage: "run the command on a terminal of the jail's own, relayed to jail's (the default when stdin and stdout are terminals); fails when they are not"},
+		&cli.BoolFlag{Name: "no-tty", Usage: "never give the command a terminal: it gets jail's stdin, stdout and stderr as they are"},
 	)
+}
+
+// ttyMode is the run's tty mode from --tty and --no-tty: auto when
+// neither is given, decided when the jail starts (a cached plan serves a
+// terminal and a pipe alike).
+func ttyMode(c *cli.Context) (jail.TTYMode, error) {
+	on, off := c.Bool("tty"), c.Bool("no-tty")
+	switch {
+	case on && off:
+		return 0, &exitStatus{code: exitJail, msg: "--tty and --no-tty: give one of them (neither: a terminal when stdin and stdout are one)"}
+	case on:
+		return jail.TTYOn, nil
+	case off:
+		return jail.TTYOff, nil
+	}
+	return jail.TTYAuto, nil
 }
 
 func runAction(started time.Time, command []string) cli.ActionFunc {
@@ -56,6 +74,9 @@ func runAction(started time.Time, command []string) cli.ActionFunc {
 		}
 		if command[0] == "" {
 			return &exitStatus{code: exitJail, msg: "empty command: the program to run after -- is \"\""}
+		}
+		if _, err := ttyMode(c); err != nil {
+			return err
 		}
 		return run(c, started, command)
 	}
@@ -98,6 +119,7 @@ func prepare(c *cli.Context, command []string) (*sandbox.Prepared, error) {
 	r, err := sandbox.Prepare(sandbox.Profile{Value: p}, o, command, os.Environ())
 	if r != nil { // the flags held
 		warn(r.Profile)
+		r.Config.TTY, _ = ttyMode(c) // checked by runAction
 		r.Config.Session = c.String("session")
 		if r.Config.Session != "" {
 			state, err := sessions.StateDir(os.Getenv, os.Geteuid())

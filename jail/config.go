@@ -32,6 +32,10 @@ type Config struct {
 
 	Hostname   string
 	NewSession bool // setsid: the command gets no controlling terminal
+	// TTY is whether the command runs on a pty of the jail's own, relayed
+	// to jail's terminal (README, "Interactive use"); the zero value is
+	// never, as a library caller's streams are not a terminal.
+	TTY TTYMode
 	// KeyringBestEffort lets the jail go on in the caller's session
 	// keyring where a seccomp filter outside jail refuses keyctl; NewPlan
 	// allows it only when the command cannot use the keyring either.
@@ -73,6 +77,18 @@ type Config struct {
 	// (a jail that runs jails: one listener per filter tree).
 	SeccompQuiet bool
 }
+
+// TTYMode is when a run gets a pty (Config.TTY).
+type TTYMode int
+
+// The tty modes. Auto is decided by the runner when the jail starts, not
+// when it is planned: a cached plan serves calls from a terminal and from
+// a pipe alike.
+const (
+	TTYOff  TTYMode = iota // never: the command gets jail's own streams
+	TTYAuto                // when jail's stdin and stdout are terminals (the CLI's default)
+	TTYOn                  // always: jail fails (125) when they are not
+)
 
 // Rlimit is one resource limit set on the command before exec.
 type Rlimit struct {

@@ -51,14 +51,16 @@ static int decode_plan(const unsigned char *buf, size_t len, char *err, size_t e
 
 // forward_make is what the runner writes on the plan pipe for the plan in
 // buf, the command argv and the caller's environment envp.
+// rows > 0 is tty mode, with the terminal rows by cols.
 static unsigned char *forward_make(const unsigned char *buf, size_t len, char **argv, char **envp, uint32_t umask,
-				   size_t *out_len, char *err, size_t errlen)
+				   int rows, int cols, size_t *out_len, char *err, size_t errlen)
 {
 	struct jerr e = {0};
 	struct run_plan p;
 	unsigned char *out = NULL;
+	struct winsize ws = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
 	if (runplan_decode(buf, len, &p, &e) == 0) {
-		forward_encode(&p, argv, envp, umask, &out, out_len, &e);
+		forward_encode(&p, argv, envp, umask, rows > 0 ? &ws : NULL, &out, out_len, &e);
 		runplan_free(&p);
 	}
 	if (!out)
@@ -140,6 +142,8 @@ const (
 	procHostNet    = C.PROC_HOST_NET
 	procAllowlist  = C.PROC_ALLOWLIST
 	procKeyringBE  = C.PROC_KEYRING_BEST_EFFORT
+	procTTYOn      = C.PROC_TTY_ON
+	procTTYAuto    = C.PROC_TTY_AUTO
 	treeReadOnly   = C.TREE_RO
 	treeIDMap      = C.TREE_IDMAP
 	scLoad         = C.SC_LOAD
@@ -199,6 +203,8 @@ type forwardedView struct {
 	Plan       runPlanView
 	Argv, Envp []string
 	Umask      uint32
+	TTY        bool   // tty mode
+	Rows, Cols uint16 // ... and the caller's terminal's size
 }
 
 // runPlanDecode runs the runner's plan decoder on b.
@@ -217,6 +223,12 @@ func runPlanDecode(b []byte) (runPlanView, error) {
 // forwardEncode runs the runner's forward_encode: what it writes on the
 // plan pipe for plan, argv and the caller's environment env.
 func forwardEncode(plan []byte, argv, env []string, umask uint32) ([]byte, error) {
+	return forwardEncodeTTY(plan, argv, env, umask, 0, 0)
+}
+
+// forwardEncodeTTY is forwardEncode in tty mode, for a caller's terminal
+// of rows by cols (rows 0: not in tty mode).
+func forwardEncodeTTY(plan []byte, argv, env []string, umask uint32, rows, cols int) ([]byte, error) {
 	buf := C.CBytes(plan)
 	defer C.free(buf)
 	cargv, free1 := cStrings(argv)
@@ -225,7 +237,7 @@ func forwardEncode(plan []byte, argv, env []string, umask uint32) ([]byte, error
 	defer free2()
 	var n C.size_t
 	var msg [1100]C.char
-	out := C.forward_make((*C.uchar)(buf), C.size_t(len(plan)), cargv, cenv, C.uint32_t(umask), &n, &msg[0], C.size_t(len(msg)))
+	out := C.forward_make((*C.uchar)(buf), C.size_t(len(plan)), cargv, cenv, C.uint32_t(umask), C.int(rows), C.int(cols), &n, &msg[0], C.size_t(len(msg)))
 	if out == nil {
 		return nil, errors.New(C.GoString(&msg[0]))
 	}
@@ -255,7 +267,8 @@ func forwardDecode(b []byte) (forwardedView, error) {
 		return forwardedView{}, errors.New(C.GoString(&msg[0]))
 	}
 	defer C.forward_free(&f)
-	return forwardedView{Plan: viewPlan(&f.plan), Argv: goStrings(f.argv), Envp: goStrings(f.envp), Umask: uint32(f.umask)}, nil
+	return forwardedView{Plan: viewPlan(&f.plan), Argv: goStrings(f.argv), Envp: goStrings(f.envp), Umask: uint32(f.umask),
+		TTY: f.tty != 0, Rows: uint16(f.ws.ws_row), Cols: uint16(f.ws.ws_col)}, nil
 }
 
 func viewPlan(p *C.struct_run_plan) runPlanView {

@@ -113,8 +113,15 @@ void command_exec(const struct forwarded *f)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 
 	/* The command leads a process group of its own either way: PID 1
-	 * passes the terminal's signals (^C, ^Z) to the whole of it. */
-	if ((p->proc_flags & PROC_NEW_SESSION) ? setsid() < 0 : setpgid(0, 0) < 0) {
+	 * passes the terminal's signals (^C, ^Z) to the whole of it. In tty
+	 * mode it leads a session whose terminal is the jail's pty, before
+	 * its privileges and its filter go. */
+	int take = f->tty ? pty_take(&e) : 0;
+	if (take == -2)
+		_exit(125); /* PID 1 failed, and says why */
+	if (take < 0)
+		fail(&e);
+	if (!f->tty && ((p->proc_flags & PROC_NEW_SESSION) ? setsid() < 0 : setpgid(0, 0) < 0)) {
 		jerr_set(&e, errno, (p->proc_flags & PROC_NEW_SESSION) ? "setsid" : "setpgid");
 		fail(&e);
 	}

@@ -35,7 +35,7 @@ func seedConfigs() []Config {
 		{Profile: "none", Argv: []string{"true"}, HostUID: 65534, HostGID: 65534, Seccomp: &seccomp.Policy{None: true}},
 		{
 			Profile: "full", ProfileHash: strings.Repeat("ab", 32), Argv: []string{"true"}, Dir: "/",
-			Hostname: "jail", NewSession: true, KeyringBestEffort: true, UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534,
+			Hostname: "jail", NewSession: true, TTY: TTYAuto, KeyringBestEffort: true, UID: 1000, GID: 1000, HostUID: 65534, HostGID: 65534,
 			Env: []string{"PATH=/usr/bin", "HOME=/", "TOKEN=x"}, KeepEnv: []string{"TERM", "PATH", "LANG"},
 			SecretKeys: []string{"TOKEN"},
 			Mounts: []mount.Spec{
@@ -50,7 +50,8 @@ func seedConfigs() []Config {
 			Seccomp:    policy, AuditLog: "",
 		},
 		{
-			Profile: "host", Argv: []string{"true"}, Dir: "/", HostUID: 65534, HostGID: 65534, UID: 7, GID: 8,
+			Profile: "host", Argv: []string{"true"}, Dir: "/", HostUID: 65534, HostGID: 65534, UID: 7, GID: 8, TTY: TTYOn,
+			Env:     []string{"TERM=dumb", "A=b"},
 			Network: Network{Mode: "host"}, Seccomp: policy, SeccompAudit: true,
 		},
 	}
@@ -114,7 +115,7 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 		Profile: cfg.Profile, ProfileHash: cfg.ProfileHash, Mounts: mw.Data(),
 		ProcFlags: bit(cfg.NewSession, procNewSession) | bit(ids.root, procDropGroups) |
 			bit(cfg.Network.Mode == "host", procHostNet) | bit(cfg.Network.Mode == "allowlist", procAllowlist) |
-			bit(cfg.KeyringBestEffort, procKeyringBE),
+			bit(cfg.KeyringBestEffort, procKeyringBE) | bit(cfg.TTY == TTYOn, procTTYOn) | bit(cfg.TTY == TTYAuto, procTTYAuto),
 		Hostname: cfg.Hostname, Dir: cfg.Dir, KeepEnv: cfg.KeepEnv, Env: cfg.Env, Rlimits: rlimits,
 		MaxOutput: cfg.Limits.MaxOutput, LimitsJSON: limitsJSON,
 		Disk: disk.limit, DiskReserve: disk.reserve, DiskPercent: disk.percent, DiskBinds: disk.flat(),
@@ -259,6 +260,53 @@ func TestForwardBoundary(t *testing.T) {
 		}
 		if _, err := forwardDecode(append(body[:len(body):len(body)], 0)); err == nil {
 			t.Fatalf("%s: a forwarded plan with a byte after its end decoded", cfg.Profile)
+		}
+	}
+}
+
+// TestForwardTTY: in tty mode the init stage reads the caller's terminal's
+// size, and the caller's TERM in the command's environment in place of
+// any the plan keeps or sets; out of it, no size, and TERM only as the
+// plan says.
+func TestForwardTTY(t *testing.T) {
+	host := []string{"PATH=/host/bin", "TERM=xterm-kitty", "LANG=C.UTF-8"}
+	for i, plan := range seedPlans(t) {
+		cfg := seedConfigs()[i]
+		b, err := forwardEncodeTTY(plan, []string{"bash"}, host, 0o22, 50, 211)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := forwardDecode(b[4 : len(b)-1])
+		if err != nil {
+			t.Fatalf("%s: %v", cfg.Profile, err)
+		}
+		terms := 0
+		for _, kv := range f.Envp {
+			if strings.HasPrefix(kv, "TERM=") {
+				terms++
+				if kv != "TERM=xterm-kitty" {
+					t.Errorf("%s: tty mode: %s, want the caller's TERM=xterm-kitty", cfg.Profile, kv)
+				}
+			}
+		}
+		if !f.TTY || f.Rows != 50 || f.Cols != 211 || terms != 1 {
+			t.Errorf("%s: tty mode read tty %v size %dx%d, %d TERM in %q; want true 50x211, 1", cfg.Profile, f.TTY, f.Rows, f.Cols, terms, f.Envp)
+		}
+		body := forwardBody(t, plan, []string{"bash"}, host, 0o22)
+		if f, err = forwardDecode(body); err != nil || f.TTY || f.Rows != 0 || f.Cols != 0 {
+			t.Errorf("%s: no tty mode read tty %v size %dx%d (%v)", cfg.Profile, f.TTY, f.Rows, f.Cols, err)
+		}
+		wantTerm := slices.Contains(cfg.KeepEnv, "TERM") && !setsVar(cfg.Env, "TERM")
+		if got := slices.Contains(f.Envp, "TERM=xterm-kitty"); got != wantTerm {
+			t.Errorf("%s: no tty mode: the caller's TERM passed %v, want %v (%q)", cfg.Profile, got, wantTerm, f.Envp)
+		}
+		// The tail's tty word is 0 or 1, and each size a u16.
+		for _, at := range []int{20, 16, 12} {
+			bad := slices.Clone(body)
+			binary.LittleEndian.PutUint32(bad[len(bad)-at:], 0x10000)
+			if _, err := forwardDecode(bad); err == nil {
+				t.Errorf("%s: a tail with %#x at %d from its end decoded", cfg.Profile, 0x10000, at)
+			}
 		}
 	}
 }

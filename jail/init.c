@@ -233,8 +233,8 @@ static int keyring_join(const struct run_plan *p, struct jerr *e)
  * session keyring of its own, since the caller's, with API tokens or
  * kerberos tickets, must not be readable or replaceable from the jail;
  * the hostname), the command's process forked, the network's sockets net
- * handed to the runner, the root built; then it lets the command exec and
- * stays as the jail's init. It returns only on failure. */
+ * handed to the runner, the root built, in tty mode the pty made; then it
+ * lets the command exec and stays as the jail's init. It returns only on failure. */
 static int pid1_build(const struct forwarded *f, const int *net, int nnet, struct jerr *e)
 {
 	const struct run_plan *p = &f->plan;
@@ -271,6 +271,10 @@ static int pid1_build(const struct forwarded *f, const int *net, int nnet, struc
 		return -1;
 	for (uint32_t i = 0; i < p->ntrees; i++)
 		close(FD_TREES + (int)i);
+	/* The pty, now that the jail's devpts is its /dev/pts. */
+	if (f->tty && pty_open(f, go[0], e) < 0)
+		return -1;
+	close(FD_TTY);
 	/* From here only the command reports errors; its copy of the error
 	 * pipe closes on exec, which tells the runner setup is done. Should
 	 * the command be gone already, it said why on the error pipe (or was

@@ -23,6 +23,7 @@
 #include "jail/diskwatch.h"
 #include "jail/hostfile.h"
 #include "jail/json.h"
+#include "jail/pty.h"
 #include "jail/report.h"
 #include "jail/shhint.h"
 #include "jail/userns.h"
@@ -421,6 +422,7 @@ static int verdict(const struct outcome *o, const char *jail_err, int *sig, cons
 
 void finish(const struct run_plan *p, const struct outcome *o, const char *jail_err)
 {
+	tty_restore(); /* tty mode: the caller's terminal as it was, before jail's last line */
 	int sig, status_fd = o->status_fd;
 	const char *err, *line;
 	int code = verdict(o, jail_err, &sig, &err, &line);

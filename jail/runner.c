@@ -95,7 +95,7 @@ static void runner_pipes(struct runner *r, char **argv)
 	int pl[2], er[2], st[2], sy[2], nt[2], ne[2];
 	if (pipe2(pl, O_CLOEXEC) || pipe2(er, O_CLOEXEC) || pipe2(st, O_CLOEXEC) || pipe2(sy, O_CLOEXEC) ||
 	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, nt) ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ne)) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ne) || pty_socket(r, &r->child[FD_TTY - 3])) {
 		jerr_set(&r->e, errno, "pipe");
 		fail(r);
 	}
@@ -119,10 +119,12 @@ static void runner_pipes(struct runner *r, char **argv)
 		fail(r);
 	mode_t um = umask(022);
 	umask(um);
-	if (forward_encode(p, argv, environ, (uint32_t)um, &r->fwd, &r->fwd_len, &r->e) < 0)
+	struct winsize ws;
+	if (forward_encode(p, argv, environ, (uint32_t)um, pty_size(r, &ws), &r->fwd, &r->fwd_len, &r->e) < 0)
 		fail(r);
-	/* The output relay's pipes, when there is a cap. */
-	for (int i = 0; p->max_output && i < 2; i++) {
+	/* The output relay's pipes, when there is a cap (in tty mode the
+	 * pty's master is relayed instead). */
+	for (int i = 0; p->max_output && !r->pty.on && i < 2; i++) {
 		int pp[2];
 		if (pipe2(pp, O_CLOEXEC) < 0) {
 			jerr_set(&r->e, errno, "pipe for the output relay");
@@ -154,7 +156,17 @@ static void runner_spawn(struct runner *r)
 		fail(r);
 	}
 	int nfds = FD_NFIXED + (int)p->ntrees;
-	r->stage = stage_spawn(r->child, nfds, p->max_output ? r->out_pipe : NULL, r->cg.dir_fd, p);
+	/* In tty mode the jail gets no fd of the caller's terminal: its
+	 * stdio are /dev/null until the command's are the pty. */
+	int null = r->pty.on ? open("/dev/null", O_RDWR | O_CLOEXEC) : -1;
+	const int relayed[3] = {0, r->out_pipe[0], r->out_pipe[1]}, none[3] = {null, null, null};
+	if (r->pty.on && null < 0) {
+		jerr_set(&r->e, errno, "open /dev/null");
+		fail(r);
+	}
+	r->stage = stage_spawn(r->child, nfds, r->pty.on ? none : p->max_output ? relayed : NULL, r->cg.dir_fd, p);
+	if (null >= 0)
+		close(null);
 	if (r->stage < 0) {
 		jerr_set(&r->e, errno, "start the init stage");
 		fail(r);
@@ -351,7 +363,12 @@ static void on_listener(struct runner *r, short revents)
  * jail was continued); see cg_thaw. */
 static void on_frozen(struct runner *r, short revents) { cg_thaw(&r->cg); }
 
-static void on_output(struct runner *r, int i) { relay_step(&r->out[i]); }
+static void on_output(struct runner *r, int i)
+{
+	relay_step(&r->out[i]);
+	if (r->pty.on && r->out[i].in < 0 && r->pty.master >= 0)
+		pty_output_done(r);
+}
 static void on_gone(struct runner *r, int i, short revents)
 {
 	if (revents & (POLLERR | POLLHUP))
@@ -363,8 +380,8 @@ static void on_stdout_gone(struct runner *r, short revents) { on_gone(r, 0, reve
 static void on_stderr_gone(struct runner *r, short revents) { on_gone(r, 1, revents); }
 
 /* What the loop waits on, one slot each, handled in this order. */
-enum slot { S_PLAN, S_SYNC, S_ERROR, S_STATUS, S_SIGNAL, S_NOTIFY, S_LISTENER, S_PIDS, S_GONE1, S_OUT1, S_GONE2,
-	    S_OUT2, S_NET, S_PX, S_PROXY = S_PX + NET_NFDS, S_FROZEN, S_TIMER, S_DISK, S_N };
+enum slot { S_PLAN, S_SYNC, S_ERROR, S_PTY, S_STATUS, S_SIGNAL, S_NOTIFY, S_LISTENER, S_PIDS, S_GONE1, S_OUT1,
+	    S_GONE2, S_OUT2, S_TYPED, S_NET, S_PX, S_PROXY = S_PX + NET_NFDS, S_FROZEN, S_TIMER, S_DISK, S_N };
 
 static void (*const handlers[S_N])(struct runner *r, short revents) = {
 	[S_PLAN] = on_plan,           [S_SYNC] = on_sync,           [S_ERROR] = on_error,
@@ -373,7 +390,7 @@ static void (*const handlers[S_N])(struct runner *r, short revents) = {
 	[S_OUT1] = on_stdout,         [S_GONE2] = on_stderr_gone,   [S_OUT2] = on_stderr,
 	[S_NET] = on_proxy_listeners, [S_PX ... S_PROXY - 1] = on_proxy_connect,
 	[S_PROXY] = on_proxy_report,  [S_FROZEN] = on_frozen,       [S_TIMER] = on_timer,
-	[S_DISK] = on_disk,
+	[S_PTY] = on_pty_master,      [S_TYPED] = on_pty_io,        [S_DISK] = on_disk,
 };
 
 /* watch is what each slot waits for now (fd -1: nothing). */
@@ -393,16 +410,17 @@ static void watch(const struct runner *r, struct pollfd *fds)
 	fds[S_FROZEN] = (struct pollfd){.fd = r->cg.events, .events = POLLPRI};
 	for (int i = 0; i < 2; i++) {
 		fds[S_OUT1 + 2 * i] = fds[S_GONE1 + 2 * i] = (struct pollfd){.fd = -1};
-		if (r->plan->max_output)
+		if (r->plan->max_output || r->pty.on)
 			relay_fds(&r->out[i], &fds[S_OUT1 + 2 * i], &fds[S_GONE1 + 2 * i]);
 	}
+	pty_fds(r, &fds[S_PTY], &fds[S_TYPED]);
 }
 
 /* over reports whether the jail is: its status and error pipes are done,
- * and the init stage gone. */
+ * the init stage gone, and in tty mode the pty taken (or never made). */
 static int over(const struct runner *r)
 {
-	return r->status_in < 0 && r->error_in < 0 && (r->pid1 || r->stage_gone);
+	return r->status_in < 0 && r->error_in < 0 && (r->pid1 || r->stage_gone) && r->pty.sock < 0;
 }
 
 /* runner_loop waits for the jail to end, and for the caller to take its
@@ -471,7 +489,7 @@ static void runner_end(struct runner *r)
 		if ((p->cg.flags & CG_PIDS_KILL) && o->cg.pids_max > 0)
 			o->pids_killed = 1;
 	}
-	for (int i = 0; p->max_output && i < 2; i++) {
+	for (int i = 0; (p->max_output || r->pty.on) && i < 2; i++) {
 		o->out_dropped[i] = r->out[i].dropped;
 		o->out_lost += r->out[i].lost;
 		o->out_closed[i] = r->out[i].broken;
@@ -492,6 +510,7 @@ static void runner_init(struct runner *r, const struct run_plan *p, uint64_t sta
 	r->sigfd = r->timer = r->pids = -1;
 	r->out_pipe[0] = r->out_pipe[1] = -1;
 	r->out[0].in = r->out[1].in = -1;
+	r->pty.sock = r->pty.master = r->pty.in = -1;
 	r->px.net = r->px.report = r->px.lifeline = -1;
 	for (int i = 0; i < NET_NFDS; i++)
 		r->px.fd[i] = -1;
@@ -506,6 +525,7 @@ void runner_main(const struct run_plan *p, char **argv, const char *status_to, u
 	sigset_t fwd;
 	runner_init(&r, p, started);
 	runner_open(&r, argv, status_to);
+	pty_choose(&r);
 	signals_block(&fwd);
 	callerfd_setup();
 	runner_pipes(&r, argv);

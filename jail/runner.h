@@ -13,6 +13,7 @@
 #include "jail/diskwatch.h"
 #include "jail/monotonic.h"
 #include "jail/proxyctl.h"
+#include "jail/pty.h"
 #include "jail/relay.h"
 #include "jail/report.h"
 #include "jail/runplan.h"
@@ -56,8 +57,9 @@ struct runner {
 
 	struct disk disk; /* the disk limit and reserve (diskwatch.c) */
 	struct cg_run cg;
-	struct relay out[2]; /* stdout, stderr, when capped */
+	struct relay out[2]; /* stdout, stderr, when capped; in tty mode stdout is the pty's */
 	struct proxy px;
+	struct pty pty;      /* tty mode (pty.c) */
 };
 
 /* runner_main runs the command argv in the jail the plan describes, as

@@ -219,27 +219,35 @@ static int set_has(struct wire set, const char *name)
 }
 
 /* put_env writes the command's environment: the kept host variables that
- * are set, then the plan's own; nothing else of the host's. */
-static void put_env(struct wire_out *w, const struct run_plan *p, char **environ_)
+ * are set, then the plan's own; nothing else of the host's. In tty mode
+ * the caller's TERM too, whatever the plan says of it: the terminal is
+ * the caller's, and only the caller knows what it is. */
+static void put_env(struct wire_out *w, const struct run_plan *p, char **environ_, int tty)
 {
 	struct wire keep = p->keep, set = p->set;
-	const char *kept[1024];
-	uint32_t nkept = 0;
+	const char *kept[1024], *term = tty ? env_lookup(environ_, "TERM") : NULL;
+	uint32_t nkept = 0, nset = 0;
 	for (uint32_t c = wire_u32(&keep); c > 0 && !keep.bad; c--) {
 		const char *name = wire_str(&keep);
 		const char *kv = env_lookup(environ_, name);
-		if (kv && !set_has(p->set, name) && nkept < 1024)
+		if (kv && !set_has(p->set, name) && !(term && strcmp(name, "TERM") == 0) && nkept < 1024)
 			kept[nkept++] = kv;
 	}
-	uint32_t nset = wire_u32(&set);
-	wire_put_u32(w, nkept + nset);
+	for (uint32_t c = wire_u32(&set); c > 0 && !set.bad; c--)
+		if (!(term && strncmp(wire_str(&set), "TERM=", 5) == 0))
+			nset++;
+	wire_put_u32(w, nkept + nset + (term != NULL));
 	for (uint32_t i = 0; i < nkept; i++)
 		wire_put_bytes(w, kept[i], strlen(kept[i]));
-	for (uint32_t i = 0; i < nset && !set.bad; i++) {
+	set = p->set;
+	for (uint32_t c = wire_u32(&set); c > 0 && !set.bad; c--) {
 		size_t n;
 		const char *kv = wire_bytes(&set, &n);
-		wire_put_bytes(w, kv, n);
+		if (!(term && strncmp(kv, "TERM=", 5) == 0))
+			wire_put_bytes(w, kv, n);
 	}
+	if (term)
+		wire_put_bytes(w, term, strlen(term));
 }
 
 /* put_plan writes the plan as wire_put_bytes would, but for the network
@@ -259,7 +267,8 @@ static void put_plan(struct wire_out *w, const struct run_plan *p)
 }
 
 /* put_body writes what the frame's length counts: the plan, the tail. */
-static void put_body(struct wire_out *w, const struct run_plan *p, char **argv, char **environ_, uint32_t umask)
+static void put_body(struct wire_out *w, const struct run_plan *p, char **argv, char **environ_, uint32_t umask,
+		     const struct winsize *tty)
 {
 	put_plan(w, p);
 	uint32_t argc = 0;
@@ -268,22 +277,29 @@ static void put_body(struct wire_out *w, const struct run_plan *p, char **argv, 
 	wire_put_u32(w, argc);
 	for (uint32_t i = 0; i < argc; i++)
 		wire_put_bytes(w, argv[i], strlen(argv[i]));
-	put_env(w, p, environ_);
+	put_env(w, p, environ_, tty != NULL);
 	wire_put_u32(w, umask);
+	struct winsize none = {0};
+	const struct winsize *ws = tty ? tty : &none;
+	wire_put_u32(w, tty != NULL);
+	wire_put_u32(w, ws->ws_row);
+	wire_put_u32(w, ws->ws_col);
+	wire_put_u32(w, ws->ws_xpixel);
+	wire_put_u32(w, ws->ws_ypixel);
 }
 
-int forward_encode(const struct run_plan *p, char **argv, char **environ_, uint32_t umask, unsigned char **out,
-		   size_t *len, struct jerr *e)
+int forward_encode(const struct run_plan *p, char **argv, char **environ_, uint32_t umask, const struct winsize *tty,
+		   unsigned char **out, size_t *len, struct jerr *e)
 {
 	struct wire_out count = {0};
-	put_body(&count, p, argv, environ_, umask);
+	put_body(&count, p, argv, environ_, umask, tty);
 	if (count.n > FORWARD_MAX)
 		return jerr_set(e, E2BIG, "plan: the command, its environment and the plan");
 	struct wire_out w = {.p = malloc(4 + count.n + 1)};
 	if (!w.p)
 		return jerr_set(e, ENOMEM, "plan");
 	wire_put_u32(&w, (uint32_t)count.n);
-	put_body(&w, p, argv, environ_, umask);
+	put_body(&w, p, argv, environ_, umask, tty);
 	/* Not in the frame: the init stage reads it before it starts PID 1,
 	 * and the runner sends it once the jail is in its cgroup. */
 	wire_put(&w, "C", 1);
@@ -319,7 +335,14 @@ int forward_decode(const unsigned char *buf, size_t len, struct forwarded *f, st
 	f->argv = strv(&w);
 	f->envp = strv(&w);
 	f->umask = wire_u32(&w);
-	if (whole(&w) && f->argv && f->argv[0] && f->envp)
+	f->tty = wire_u32(&w);
+	uint32_t size[4];
+	for (int i = 0; i < 4; i++)
+		size[i] = wire_u32(&w);
+	f->ws = (struct winsize){.ws_row = (unsigned short)size[0], .ws_col = (unsigned short)size[1],
+				 .ws_xpixel = (unsigned short)size[2], .ws_ypixel = (unsigned short)size[3]};
+	int sized = size[0] <= 0xffff && size[1] <= 0xffff && size[2] <= 0xffff && size[3] <= 0xffff;
+	if (whole(&w) && f->argv && f->argv[0] && f->envp && f->tty <= 1 && sized)
 		return 0;
 	forward_free(f);
 	return jerr_set(e, 0, "plan: malformed command or environment");

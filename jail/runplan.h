@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 
 #include "cgroup/cg.h"
 #include "internal/wire/err.h"
@@ -16,7 +17,7 @@
 
 #define RUNPLAN_MAGIC 0x4e55524au /* "JRUN" */
 #define HANDOFF_MAGIC 0x464d524au /* "JRMF": the Go side's memfd: u64 started, str status_to, bytes plan, bytes deps */
-#define RUNPLAN_VERSION 5u
+#define RUNPLAN_VERSION 6u
 
 /* Flags of a run plan. */
 #define RUN_ROOT 1u /* the caller is root: trees to clone, host ids to map */
@@ -121,15 +122,19 @@ struct forwarded {
 	struct run_plan plan;
 	char **argv, **envp; /* the command, and its whole environment */
 	uint32_t umask;
+	uint32_t tty;        /* the runner chose tty mode for this run (pty.c) */
+	struct winsize ws;   /* ... and the caller's terminal's size then */
 };
 
 /* forward_encode makes what the runner writes on FD_PLAN: u32 length, the
  * plan's bytes (bytes), the tail (strs argv, strs envp: the host's
- * variables the plan keeps, then the plan's own; u32 umask), and, outside
- * the length, the byte 'C' that the runner sends once the jail is in its
- * cgroup. *out is malloc'd; 0, or -1 with *e set. */
-int forward_encode(const struct run_plan *p, char **argv, char **environ_, uint32_t umask, unsigned char **out,
-		   size_t *len, struct jerr *e);
+ * variables the plan keeps, then the plan's own, and in tty mode the
+ * caller's TERM; u32 umask; u32 tty, u32 rows, cols, xpixel, ypixel: tty
+ * is not NULL, the caller's terminal's size), and, outside the length, the
+ * byte 'C' that the runner sends once the jail is in its cgroup. *out is
+ * malloc'd; 0, or -1 with *e set. */
+int forward_encode(const struct run_plan *p, char **argv, char **environ_, uint32_t umask, const struct winsize *tty,
+		   unsigned char **out, size_t *len, struct jerr *e);
 
 /* forward_decode reads what follows the length (buf, len): strings point
  * into buf. Anything short, long or malformed is refused, with nothing

@@ -50,7 +50,9 @@ int signals_open(struct runner *r, const sigset_t *fwd)
  * orphaned process group, where nothing would continue it); once jail runs
  * again the jail is thawed. PID 1, seeing jail stopped, stops the jail too
  * (with SIGSTOP where there is no freezer); the time limit is wall time,
- * stopped time included. */
+ * stopped time included. In tty mode the caller's terminal has its own
+ * modes back while jail is stopped, and raw mode again once jail runs in
+ * its foreground (pty.c). */
 static void stop_self(struct runner *r)
 {
 	if (r->fwd_sent == r->fwd_sendable && r->nsigq && write(r->plan_out, r->sigq, r->nsigq) == (ssize_t)r->nsigq)
@@ -67,10 +69,12 @@ static void stop_self(struct runner *r)
 	sigset_t tstp;
 	sigemptyset(&tstp);
 	sigaddset(&tstp, SIGTSTP);
+	pty_suspend();
 	raise(SIGTSTP);
 	sigprocmask(SIG_UNBLOCK, &tstp, NULL);
 	sigprocmask(SIG_BLOCK, &tstp, NULL);
 	cg_thaw(&r->cg);
+	pty_resume(r);
 }
 
 void on_signal(struct runner *r, short revents)
@@ -79,8 +83,14 @@ void on_signal(struct runner *r, short revents)
 	if (read(r->sigfd, &si, sizeof si) != sizeof si)
 		return;
 	int sig = (int)si.ssi_signo;
-	if (sig == SIGCONT)
+	if (sig == SIGCONT) {
 		cg_thaw(&r->cg);
+		pty_resume(r);
+	}
+	/* With a pty, a resize is the pty's: the kernel tells the jail's
+	 * foreground process group. */
+	if (sig == SIGWINCH && pty_resize(r))
+		return;
 	/* A stop or continue before the jail has a command has nothing to
 	 * stop or continue. */
 	int early = !r->pid1 && (sig == SIGTSTP || sig == SIGCONT);

@@ -31,7 +31,8 @@
 #define FD_NET 8    /* a unix socket: the network's sockets (netns.c: net_prepare, net_send) go to the runner through it */
 #define FD_WATCH 9  /* the runner's /proc/PID/stat: PID 1 stops the jail while jail is stopped */
 #define FD_FREEZE 10 /* v2: the run's cgroup.freeze, which PID 1 stops it with; else /dev/null */
-#define FD_TREES 11 /* the mount trees the runner cloned, if any */
+#define FD_TTY 11   /* tty mode: a unix socket, the pty's master goes to the runner through it (ptyinside.c); else /dev/null */
+#define FD_TREES 12 /* the mount trees the runner cloned, if any */
 #define FD_NFIXED (FD_TREES - FD_PLAN) /* the fds before the trees */
 
 /* Flags of the process section. */
@@ -42,6 +43,11 @@
 /* session_keyring = "best-effort": where a seccomp filter outside jail
  * refuses keyctl, PID 1 goes on in the caller's session keyring */
 #define PROC_KEYRING_BEST_EFFORT 16u
+/* --tty: the command runs on a pty of the jail's own (pty.c, ptyinside.c);
+ * PROC_TTY_AUTO: when jail's stdin and stdout are terminals, which the
+ * runner decides at run time (a cached plan serves both); neither: never. */
+#define PROC_TTY_ON 32u
+#define PROC_TTY_AUTO 64u
 
 /* The allowlist proxy's ports on the jail's 127.0.0.1 (its own network
  * namespace: nothing else is there), and the resolver's, which
@@ -127,6 +133,18 @@ int tun_open(struct jerr *e);
 /* tun_setup makes fd the persistent TUN device TUN_NAME with the jail's
  * addresses and default routes (IPv6 too when the kernel has it). */
 int tun_setup(int fd, struct jerr *e);
+
+/* pty_open, in PID 1 in tty mode once the root is built, opens a new pty
+ * in the jail's own devpts (its /dev/pts/ptmx, checked to be one), sized
+ * as the caller's terminal (ws), hands its master to the runner on FD_TTY
+ * and its slave to the command's process on go (pty_send); -1 with *e
+ * saying why (ptyinside.c). */
+int pty_open(const struct forwarded *f, int go, struct jerr *e);
+
+/* pty_take, in the command's process in tty mode, makes a session of its
+ * own whose controlling terminal is the slave PID 1 sends on FD_GO, and
+ * puts it on fds 0, 1 and 2. */
+int pty_take(struct jerr *e);
 
 /* FD_GO is, in the command's process, the socket PID 1 says "the root is
  * built" on (one byte; EOF: setup failed). FD_SYNC's number: PID 1 closed

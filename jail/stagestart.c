@@ -241,16 +241,16 @@ static void stack_switch(uintptr_t old)
 /* stage_child is the fork's side: the stage's fds onto their numbers and
  * nothing else open, a session of its own, the runner's signals and
  * memory let go of, killed with the runner; then the init stage. */
-static void stage_child(const int *high, int nfds, int out, const sigset_t *dfl, pid_t runner,
+static void stage_child(const int *high, int nfds, int std, const sigset_t *dfl, pid_t runner,
 			const struct run_plan *p) __attribute__((noreturn));
-static void stage_child(const int *high, int nfds, int out, const sigset_t *dfl, pid_t runner,
+static void stage_child(const int *high, int nfds, int std, const sigset_t *dfl, pid_t runner,
 			const struct run_plan *p)
 {
 	/* Checked against the runner's pid after it is set, as it must be: a
 	 * runner that died before would never send it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != runner)
 		_exit(125);
-	if (selfexec_fds(high, nfds, 3) < 0 || (out && selfexec_fds(high + nfds, 2, 1) < 0))
+	if (selfexec_fds(high, nfds, 3) < 0 || (std && selfexec_fds(high + nfds, 3, 0) < 0))
 		_exit(125); /* no error pipe yet: the runner says the stage died */
 	if (close_fds_from(3 + nfds, NULL, 0) < 0)
 		stage_die("close the runner's file descriptors");
@@ -269,15 +269,15 @@ static void stage_child(const int *high, int nfds, int out, const sigset_t *dfl,
 	stack_switch(a.stack);
 }
 
-pid_t stage_spawn(const int *fds, int nfds, const int *out, int cgroup_fd, const struct run_plan *p)
+pid_t stage_spawn(const int *fds, int nfds, const int *std, int cgroup_fd, const struct run_plan *p)
 {
 	/* Above every target number first, so no dup2 below clobbers one. */
-	int src[FD_NFIXED + RUN_MAX_TREES + 2], high[FD_NFIXED + RUN_MAX_TREES + 2];
-	int n = nfds + (out ? 2 : 0);
+	int src[FD_NFIXED + RUN_MAX_TREES + 3], high[FD_NFIXED + RUN_MAX_TREES + 3];
+	int n = nfds + (std ? 3 : 0);
 	for (int i = 0; i < nfds; i++)
 		src[i] = fds[i];
-	if (out)
-		src[nfds] = out[0], src[nfds + 1] = out[1];
+	for (int i = 0; std && i < 3; i++)
+		src[nfds + i] = std[i];
 	if (fds_above(src, n, 3 + nfds, high) < 0)
 		return -1;
 	sigset_t dfl;
@@ -297,7 +297,7 @@ pid_t stage_spawn(const int *fds, int nfds, const int *out, int cgroup_fd, const
 		pid = fork();
 	}
 	if (pid == 0)
-		stage_child(high, nfds, out != NULL, &dfl, runner, p);
+		stage_child(high, nfds, std != NULL, &dfl, runner, p);
 	int err = errno;
 	for (int i = 0; i < n; i++)
 		close(high[i]);

@@ -8,10 +8,11 @@
 #include "jail/runplan.h"
 
 /* stage_spawn starts the init stage with the fds stage.h lays out and,
- * when the output is relayed, the pipes out as its stdout and stderr. On
+ * when its stdio are not the runner's, std as its stdin, stdout and
+ * stderr (the output relay's pipes; /dev/null in tty mode). On
  * cgroup v2 it starts in the run's cgroup (CLONE_INTO_CGROUP): no attach,
  * and no moment outside it. p is the runner's plan, whose secrets the
  * fork wipes from its copy. */
-pid_t stage_spawn(const int *fds, int nfds, const int *out, int cgroup_fd, const struct run_plan *p);
+pid_t stage_spawn(const int *fds, int nfds, const int *std, int cgroup_fd, const struct run_plan *p);
 
 #endif

@@ -18,7 +18,7 @@ static const char *const run_flags[] = {
 };
 
 /* The boolean ones: a value only after "=". */
-static const char *const bool_flags[] = {"seccomp-audit", NULL};
+static const char *const bool_flags[] = {"seccomp-audit", "tty", "no-tty", NULL};
 
 static int in(const char *const *list, const char *name, size_t n)
 {

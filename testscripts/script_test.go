@@ -196,3 +196,4 @@ func TestSeccomp(t *testing.T)   { testscript.Run(t, params("seccomp")) }
 func TestLimits(t *testing.T)    { testscript.Run(t, params("limits")) }
 func TestNetwork(t *testing.T)   { testscript.Run(t, params("network")) }
 func TestAgent(t *testing.T)     { testscript.Run(t, params("agent")) }
+func TestTTY(t *testing.T)       { testscript.Run(t, params("tty")) }

@@ -207,6 +207,11 @@ static int probe(const char *n)
 		/* Anything injected would be readable on the slave now. */
 		fcntl(s, F_SETFL, O_NONBLOCK);
 		printf("injected bytes: %zd\n", read(s, buf, sizeof buf) > 0 ? (ssize_t)1 : (ssize_t)0);
+	} else if (!strcmp(n, "ioctl-tiocsti-stdin")) {
+		/* On fd 0 as it is: in tty mode the jail's pty, the command's
+		 * controlling terminal, relayed to the caller's. */
+		char c = 'x';
+		report(n, syscall(SYS_ioctl, 0, TIOCSTI, &c));
 	} else if (!strcmp(n, "ioctl-tiocsti-high")) {
 		/* The same request with high bits set: the kernel ignores them. */
 		int m = posix_openpt(O_RDWR | O_NOCTTY);
