@@ -4,7 +4,7 @@ package jail
 // constructor in entry.c, which lists every way the binary is entered: the
 // runner (runner.c, and its concerns: runplan.c, report.c, relay.c,
 // callerfd.c, signals.c, runlimits.c, proxyctl.c, userns.c, selfexec.c,
-// stagestart.c, shhint.c, pty.c) and the init stage (init.c, pid1.c, exec.c, fds.c, netns.c, tun.c,
+// stagestart.c, shhint.c, pty.c, diskwatch.c, diskaccount.c) and the init stage (init.c, pid1.c, exec.c, fds.c, netns.c, tun.c,
 // ptyinside.c).
 
 // #cgo CFLAGS: -I${SRCDIR}/.. -O2 -Wall -Wextra -Wno-unused-parameter -std=gnu11

@@ -8,6 +8,7 @@ package jail
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -35,6 +36,9 @@ type diskPlan struct {
 	// where the runner keeps its account; 0 and "" outside sessions.
 	session    uint64
 	sessionDir string
+	// inMemory are the writable binds on tmpfs or ramfs: writes there are
+	// memory, which write_bytes does not count.
+	inMemory []string
 }
 
 // planDisk checks the reserve against each filesystem a writable bind is
@@ -52,6 +56,9 @@ func planDisk(l Limits, sessionDir string, binds []mount.Writable) (diskPlan, er
 		var st unix.Statfs_t
 		if err := unix.Statfs(b.Src, &st); err != nil {
 			return d, fmt.Errorf("writable bind %s on %s: the free-space reserve cannot be watched: statfs: %w", b.Src, b.Dst, err)
+		}
+		if st.Type == unix.TMPFS_MAGIC || st.Type == unix.RAMFS_MAGIC {
+			d.inMemory = append(d.inMemory, b.Dst)
 		}
 		size := st.Blocks * uint64(st.Frsize)
 		if r := d.reserveOf(size); r >= size {
@@ -108,6 +115,27 @@ func (d diskPlan) flat() []string {
 	return s
 }
 
+// The preallocation ioctls, _IOW('X', 40, 42 and 61, struct space_resv):
+// x/sys/unix does not name them.
+const (
+	fsIocResvsp    = 0x40305828
+	fsIocResvsp64  = 0x4030582a
+	fsIocZeroRange = 0x4030583d
+)
+
+// ioctlExceptionsFit reports whether the preallocation ioctls can be
+// refused in p: not where p allows ioctl by conditions (strict's bit
+// patterns around TIOCSTI), which an exception cannot join (the filter has
+// no rule order, seccomp/resolve.go).
+func ioctlExceptionsFit(p *seccomp.Policy) bool {
+	for _, r := range p.Rules {
+		if slices.Contains(r.Names, "ioctl") && len(r.Conds) > 0 && (r.Action.Kind == seccomp.Allow || r.Action.Kind == seccomp.Log) {
+			return false
+		}
+	}
+	return true
+}
+
 // withFallocateRefused is the policy a jail with a writable bind gets:
 // fallocate allocates blocks without writing them, so neither the disk
 // limit's count nor, at a terabyte a call, the reserve's poll would see it
@@ -134,25 +162,42 @@ func withFallocateRefused(p *seccomp.Policy) *seccomp.Policy {
 		}
 		q.Rules = append(q.Rules, r)
 	}
+	refuse := seccomp.Action{Kind: seccomp.Errno, Errno: int(unix.EOPNOTSUPP)}
 	q.Rules = append(q.Rules, seccomp.Rule{
 		Names:   []string{"fallocate"},
-		Action:  seccomp.Action{Kind: seccomp.Errno, Errno: int(unix.EOPNOTSUPP)},
+		Action:  refuse,
 		Conds:   punch(0),
 		Comment: "jail: fallocate allocates disk blocks no write accounts for, past the disk limit and the free-space reserve (punching holes, which frees space, passes)",
 	})
+	// The ioctls that are fallocate by another name (fs/ioctl.c's
+	// ioctl_preallocate); the request is 32 bits wide to the kernel.
+	for _, req := range []uint64{fsIocResvsp, fsIocResvsp64, fsIocZeroRange} {
+		if !ioctlExceptionsFit(p) {
+			break
+		}
+		q.Rules = append(q.Rules, seccomp.Rule{
+			Names:   []string{"ioctl"},
+			Action:  refuse,
+			Conds:   []seccomp.Cond{{Index: 1, Op: seccomp.MaskedEq, Mask: 0xffffffff, Value: req}},
+			Comment: "jail: FS_IOC_RESVSP, FS_IOC_RESVSP64 and FS_IOC_ZERO_RANGE allocate blocks as fallocate does",
+		})
+	}
 	return &q
 }
 
 // recordDisk says in the record what holds the disk limits. A disk limit
 // without a seccomp filter (or with one that only reports) would not see
 // fallocate: enforce refuses it, best-effort says so.
-func recordDisk(cfg Config, d diskPlan, rec *LimitsRecord) error {
+func recordDisk(cfg Config, d diskPlan, root bool, rec *LimitsRecord) error {
 	unfiltered := cfg.Seccomp == nil || cfg.Seccomp.None || cfg.SeccompAudit
 	if len(d.binds) > 0 {
 		rec.DiskReserve = d.describe()
 		rec.Enforced = append(rec.Enforced, "disk_reserve (the free space of each writable bind's filesystem, polled every 10 ms)")
 		if unfiltered {
 			rec.NotEnforced = append(rec.NotEnforced, "disk_reserve against fallocate (no seccomp filter refuses it)")
+		} else if !ioctlExceptionsFit(cfg.Seccomp) {
+			rec.NotEnforced = append(rec.NotEnforced, fmt.Sprintf("disk limits against the preallocation ioctls (FS_IOC_RESVSP, FS_IOC_ZERO_RANGE): "+
+				"policy %s allows ioctl by conditions an exception cannot join; the reserve still holds", cfg.Seccomp.Name))
 		}
 	}
 	if d.session != 0 {
@@ -168,6 +213,14 @@ func recordDisk(cfg Config, d diskPlan, rec *LimitsRecord) error {
 	}
 	if d.limit != 0 {
 		rec.Enforced = append(rec.Enforced, "disk (bytes the jail's processes write, read from /proc/PID/io every 10 ms: a kill after the fact)")
+	}
+	if len(d.inMemory) > 0 {
+		rec.NotEnforced = append(rec.NotEnforced, fmt.Sprintf("disk limits in %s: tmpfs, whose writes are memory and not counted (its size and the reserve bound it)",
+			strings.Join(d.inMemory, ", ")))
+	}
+	if !root {
+		rec.NotEnforced = append(rec.NotEnforced, "disk limits, for a process that is not dumpable, until it ends (an unprivileged caller cannot read its count: "+
+			"PR_SET_DUMPABLE 0, as ssh says, or an execute-only program); the reserve still holds")
 	}
 	if unfiltered {
 		rec.NotEnforced = append(rec.NotEnforced, "disk limits against fallocate (no seccomp filter refuses it)")

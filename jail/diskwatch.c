@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/timerfd.h>
@@ -41,6 +40,21 @@
 #include "jail/runner.h"
 
 static uint64_t io_written(pid_t pid, int *bad);
+
+/* fmt_about writes n rounded, for a person: "70M", "31.9G". */
+static void fmt_about(uint64_t n, char *out, size_t size)
+{
+	if (n % (1u << 20) == 0) {
+		fmt_bytes(n, out, size);
+		return;
+	}
+	if (n >= 1ull << 30)
+		snprintf(out, size, "%.1fG", (double)n / (double)(1ull << 30));
+	else if (n >= 1ull << 20)
+		snprintf(out, size, "%lluM", (unsigned long long)((n + (1ull << 19)) >> 20));
+	else
+		snprintf(out, size, "%lluK", (unsigned long long)((n + 512) >> 10));
+}
 
 /* reserve_of is the free space a filesystem of size bytes keeps, as
  * jail/disk.go's reserveOf: the reserve, or the percentage, or the
@@ -56,112 +70,13 @@ static uint64_t reserve_of(const struct run_plan *p, uint64_t size)
 	return r;
 }
 
-/* The session's account, SESSION/disk: "HELD SINCE\n", the bytes its
- * workspace held when last measured and what its runs wrote since, under
- * flock (runs of one session may overlap). What is written is counted as
- * held until measured: deletions and rewrites are seen by the walk, which
- * runs when the writes since pass a tenth of the limit and the sum half of
- * it, or when the sum is at the limit (what a call deleted to make room is
- * seen by the next). */
-#define ACCOUNT_WALK_DEPTH 256
-
-static void account_get(int fd, uint64_t *held, uint64_t *since)
+/* ireserve_of is the inodes a filesystem of n keeps free: the reserve's
+ * percentage (5% without one), at most 1M. A filesystem of empty files
+ * is as full as one of data; one without an inode limit (btrfs) reports 0. */
+static uint64_t ireserve_of(const struct run_plan *p, uint64_t n)
 {
-	char buf[64];
-	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-	buf[n > 0 ? n : 0] = 0;
-	unsigned long long h = 0, s = 0;
-	if (sscanf(buf, "%llu %llu", &h, &s) != 2)
-		h = s = 0;
-	*held = h, *since = s;
-}
-
-static void account_put(int fd, uint64_t held, uint64_t since)
-{
-	char buf[64];
-	int n = snprintf(buf, sizeof buf, "%llu %llu\n", (unsigned long long)held, (unsigned long long)since);
-	if (pwrite(fd, buf, (size_t)n, 0) == n)
-		ftruncate(fd, n);
-}
-
-/* usage is what the tree under dir (an fd it closes) holds on disk:
- * st_blocks, never through a link or onto another filesystem. */
-static uint64_t usage(int dir, dev_t dev, int depth)
-{
-	DIR *d = fdopendir(dir);
-	if (!d) {
-		close(dir);
-		return 0;
-	}
-	uint64_t sum = 0;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		struct stat st;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_dev != dev)
-			continue;
-		sum += (uint64_t)st.st_blocks * 512;
-		int sub;
-		if (S_ISDIR(st.st_mode) && depth < ACCOUNT_WALK_DEPTH &&
-		    (sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
-			sum += usage(sub, dev, depth + 1);
-	}
-	closedir(d);
-	return sum;
-}
-
-static uint64_t workspace_usage(const struct run_plan *p)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	snprintf(path, sizeof path, "%s/workspace", p->session_dir);
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	return usage(fd, st.st_dev, 0);
-}
-
-static int account_open(struct disk *d, const struct run_plan *p, struct jerr *e)
-{
-	char path[PATH_MAX];
-	snprintf(path, sizeof path, "%s/disk", p->session_dir);
-	d->account = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	struct stat st;
-	if (d->account < 0 || fstat(d->account, &st) < 0 || !S_ISREG(st.st_mode))
-		return jerr_set(e, d->account < 0 ? errno : 0, "session %s: its disk account %s", p->session, path);
-	while (flock(d->account, LOCK_EX) < 0 && errno == EINTR)
-		;
-	uint64_t held, since;
-	account_get(d->account, &held, &since);
-	uint64_t sum = held + since;
-	if (sum >= p->session_disk || (since > p->session_disk / 10 && sum > p->session_disk / 2)) {
-		held = workspace_usage(p), since = 0, sum = held;
-		account_put(d->account, held, since);
-	}
-	flock(d->account, LOCK_UN);
-	d->session_used = sum;
-	uint64_t left = sum >= p->session_disk ? 0 : p->session_disk - sum;
-	if (left < d->limit)
-		d->limit = left, d->by_session = 1;
-	return 0;
-}
-
-/* account_add adds what the run wrote to the session's account. */
-static void account_add(struct disk *d, const struct run_plan *p)
-{
-	if (d->account < 0)
-		return;
-	while (flock(d->account, LOCK_EX) < 0 && errno == EINTR)
-		;
-	uint64_t held, since;
-	account_get(d->account, &held, &since);
-	since += d->written;
-	account_put(d->account, held, since);
-	flock(d->account, LOCK_UN);
-	d->session_used = held + since;
+	uint64_t r = n / 100 * (p->disk_percent ? p->disk_percent : 5);
+	return r < (1u << 20) ? r : (1u << 20);
 }
 
 static uint64_t free_bytes(const struct statvfs *st) { return (uint64_t)st->f_bavail * st->f_frsize; }
@@ -196,10 +111,18 @@ int disk_open(struct disk *d, const struct run_plan *p, struct jerr *e)
 			return jerr_set(e, 0, "more than %d filesystems hold writable binds", DISK_MAX_FS);
 		}
 		uint64_t size = (uint64_t)vfs.f_blocks * vfs.f_frsize, reserve = reserve_of(p, size);
+		uint64_t ireserve = ireserve_of(p, vfs.f_files);
+		if (vfs.f_favail < ireserve) {
+			close(fd);
+			return jerr_set(e, 0,
+					"the filesystem holding %s (%s) has %llu free inodes, fewer than the %llu it keeps free "
+					"(limits.disk_reserve): remove files from it",
+					dst, src, (unsigned long long)vfs.f_favail, (unsigned long long)ireserve);
+		}
 		if (free_bytes(&vfs) < reserve) {
 			char f[32], r[32];
-			fmt_bytes(free_bytes(&vfs), f, sizeof f);
-			fmt_bytes(reserve, r, sizeof r);
+			fmt_about(free_bytes(&vfs), f, sizeof f);
+			fmt_about(reserve, r, sizeof r);
 			close(fd);
 			return jerr_set(e, 0,
 					"the filesystem holding %s (%s) has %s free, less than the %s it keeps free "
@@ -209,6 +132,7 @@ int disk_open(struct disk *d, const struct run_plan *p, struct jerr *e)
 		seen[d->nfs] = st.st_dev;
 		d->fs[d->nfs].fd = fd;
 		d->fs[d->nfs].reserve = reserve;
+		d->fs[d->nfs].ireserve = ireserve;
 		d->fs[d->nfs].dst = dst;
 		d->nfs++;
 	}
@@ -247,15 +171,19 @@ int disk_arm(struct disk *d, const struct run_plan *p, struct jerr *e)
 }
 
 /* io_written is /proc/PID/io's write_bytes: what the process and every
- * child it reaped wrote; 0 once it is gone (ENOENT, ESRCH). Any other
- * failure (a /proc that hides it, EACCES) sets *bad: a count that cannot
- * be read must not pass for none. */
+ * child it reaped wrote; 0 once it is gone (ENOENT, ESRCH). A process that
+ * is not dumpable is the host's root's there (PID 1, the command's
+ * process before its exec, the network helper; and, in a jail, one that
+ * said PR_SET_DUMPABLE 0, as ssh does, or runs an execute-only program):
+ * an unprivileged runner cannot read it (EACCES), and counts it when it
+ * ends, in the parent that reaps it (PID 1 reports its own). Any other
+ * failure sets *bad: a count that cannot be read must not pass for none. */
 static uint64_t io_written(pid_t pid, int *bad)
 {
 	char path[32], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
 	if (file_get(path, buf, sizeof buf) <= 0) {
-		if (errno != ENOENT && errno != ESRCH)
+		if (errno != ENOENT && errno != ESRCH && errno != EACCES)
 			*bad = 1;
 		return 0;
 	}
@@ -378,8 +306,9 @@ void on_disk(struct runner *r, short revents)
 		if (fstatvfs(d->fs[i].fd, &vfs) < 0)
 			continue;
 		uint64_t left = free_bytes(&vfs);
-		if (left < d->fs[i].reserve) {
-			d->hit_fs = i, d->hit_free = left;
+		int inodes = vfs.f_favail < d->fs[i].ireserve;
+		if (left < d->fs[i].reserve || inodes) {
+			d->hit_fs = i, d->hit_free = inodes ? vfs.f_favail : left, d->hit_inodes = inodes;
 			disk_hit(r, DISK_RESERVE_HIT);
 			return;
 		}
@@ -398,6 +327,8 @@ void on_disk(struct runner *r, short revents)
 		n = jail_written(r, &bad);
 	if (n > d->written)
 		d->written = n;
+	if (d->account >= 0 && d->written - d->committed >= d->step)
+		account_commit(d, r->plan);
 	if (bad) {
 		r->o.fatal = "jail could not read what the jail writes (/proc/PID/io), so its disk limit could not hold: the run was ended";
 		disk_hit(r, 0);
@@ -422,29 +353,23 @@ void disk_final(struct runner *r)
 	d->measured = 1;
 	/* Past the limit between the last tick and its end: the limit's
 	 * run all the same, as it would have been a moment later. */
+	account_commit(d, r->plan);
 	if (d->written > d->limit && !d->hit)
 		d->hit = DISK_LIMIT_HIT;
-	account_add(d, r->plan);
-}
-
-/* fmt_about writes n rounded, for a person: "70M", "31.9G". */
-static void fmt_about(uint64_t n, char *out, size_t size)
-{
-	if (n >= 1ull << 30)
-		snprintf(out, size, "%.1fG", (double)n / (double)(1ull << 30));
-	else if (n >= 1ull << 20)
-		snprintf(out, size, "%lluM", (unsigned long long)((n + (1ull << 19)) >> 20));
-	else
-		snprintf(out, size, "%lluK", (unsigned long long)((n + 512) >> 10));
 }
 
 void disk_line(const struct run_plan *p, const struct disk *d, char *buf, size_t size)
 {
 	char v[32], f[32];
 	buf[0] = 0;
+	if (d->hit == DISK_RESERVE_HIT && d->hit_inodes) {
+		snprintf(buf, size, "killed: the filesystem holding %s fell to %llu free inodes, below the %llu it keeps free (limits.disk_reserve)",
+			 d->fs[d->hit_fs].dst, (unsigned long long)d->hit_free, (unsigned long long)d->fs[d->hit_fs].ireserve);
+		return;
+	}
 	if (d->hit == DISK_RESERVE_HIT) {
-		fmt_bytes(d->fs[d->hit_fs].reserve, v, sizeof v);
-		fmt_bytes(d->hit_free, f, sizeof f);
+		fmt_about(d->fs[d->hit_fs].reserve, v, sizeof v);
+		fmt_about(d->hit_free, f, sizeof f);
 		snprintf(buf, size, "killed: the filesystem holding %s fell to %s free, below the %s it keeps free (limits.disk_reserve)",
 			 d->fs[d->hit_fs].dst, f, v);
 		return;

@@ -22,18 +22,22 @@ struct disk {
 	struct {
 		int fd;           /* O_PATH of a writable bind's source */
 		uint64_t reserve; /* the free bytes its filesystem keeps */
+		uint64_t ireserve; /* ... and free inodes (0: it has no such limit) */
 		const char *dst;  /* where the jail sees it, for the line */
 	} fs[DISK_MAX_FS];
 	uint64_t limit;     /* what the jail may write: the run's limit, or what is left of the session's; UINT64_MAX none */
 	int by_session;     /* ... the session's */
 	int account;        /* the session's account (session.c), or -1 */
 	uint64_t session_used; /* what the session's workspace holds, as the account says */
+	uint64_t committed;    /* what of written the account has */
+	uint64_t step;         /* ... added each time this much more is written */
 	uint64_t written;   /* bytes the jail's processes wrote, as last read */
 	uint64_t pid1_written; /* PID 1's count, as it reported it (stage.h's WRITTEN_MAGIC) */
 	int measured;       /* written is the whole jail's, read from PID 1 at its end */
 	int hit;            /* DISK_LIMIT_HIT or DISK_RESERVE_HIT: the run was ended */
 	int hit_fs;         /* ... on fs[hit_fs]'s filesystem (the reserve) */
 	uint64_t hit_free;  /* ... which had this much free */
+	int hit_inodes;     /* ... of inodes, not bytes */
 };
 
 #define DISK_LIMIT_HIT 1
@@ -58,6 +62,15 @@ void on_disk(struct runner *r, short revents);
  * figure, the limit's verdict for a run that ended between two ticks, and
  * the session's account. */
 void disk_final(struct runner *r);
+
+/* account_open reads the session's account (diskaccount.c), measuring its
+ * workspace again when due, and sets the run's limit to what is left; 0,
+ * or -1 with *e set. */
+int account_open(struct disk *d, const struct run_plan *p, struct jerr *e);
+
+/* account_commit adds what the run wrote since the last commit to the
+ * account, and the run's limit follows what other runs added. */
+void account_commit(struct disk *d, const struct run_plan *p);
 
 /* disk_line writes the line a disk limit's kill says; "" when none. */
 void disk_line(const struct run_plan *p, const struct disk *d, char *buf, size_t size);

@@ -157,6 +157,23 @@ checks() {
 		show bomb $W/bomb.json
 	fi
 
+	# The disk limit, counted in the run's v2 cgroup: orphans' writes
+	# (reaped by PID 1, which reports them) stop the run too.
+	section "disk limit"
+	mkdir -p $W/dws
+	[ "$who" = root ] && chown 65534:65534 $W/dws
+	[ "$who" = root ] || chown tester:tester $W/dws
+	run disk $J -p agent --workspace $W/dws --disk 32M --status-json $W/disk.json -- \
+		sh -c '(dd if=/dev/zero of=o1 bs=1M count=200 2>/dev/null &); sleep 3; echo finished'
+	if [ $rc = 137 ] && has '^jail: killed: disk limit 32M reached in /workspace$' $W/disk.err &&
+		has '"disk_limit_hit":true' $W/disk.json && ! has finished $W/disk.out; then
+		pass "disk filler killed at --disk 32M (disk_written_bytes $(jnum disk_written_bytes $W/disk.json))"
+	else
+		fail "disk filler at --disk 32M"
+		show disk $W/disk.json
+	fi
+	rm -rf $W/dws
+
 	# on_pids_limit = "refuse": held at the limit until the time limit,
 	# while the caller starts processes as usual.
 	printf 'extends = "default"\n[limits]\npids = 32\non_pids_limit = "refuse"\ntime = "3s"\n' >$W/refuse.toml
