@@ -38,8 +38,14 @@ void tty_restore(void)
 }
 
 /* foreground reports whether jail is its terminal's foreground job: a
- * job in the background keeps its hands off the terminal's modes. */
-static int foreground(void) { return tcgetpgrp(0) == getpgrp(); }
+ * job in the background keeps its hands off the terminal's modes. A
+ * terminal that is not jail's controlling one (ENOTTY: a program gave jail
+ * a pty's slave as stdin, with no session on it) has no jobs to respect. */
+static int foreground(void)
+{
+	pid_t pg = tcgetpgrp(0);
+	return pg == getpgrp() || (pg < 0 && errno == ENOTTY);
+}
 
 /* raw_enter puts the caller's terminal in raw mode: every byte typed goes
  * to the jail's pty as it is, whose own line discipline echoes, edits
@@ -74,12 +80,15 @@ static void deadly_restore(void)
 				   SIGXCPU, SIGXFSZ,   SIGVTALRM, SIGPROF, SIGIO, SIGPWR, SIGSTKFLT};
 	struct sigaction sa = {.sa_handler = on_deadly, .sa_flags = SA_RESETHAND | SA_NODEFER};
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		struct sigaction old;
+	struct sigaction old;
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		/* One the caller ignored stays ignored, for the command too. */
 		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
 			sigaction(sigs[i], &sa, NULL);
-	}
+	/* And the real-time ones, whose default is to end the process. */
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		if (sigaction(sig, NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(sig, &sa, NULL);
 }
 
 void pty_choose(struct runner *r)
@@ -164,9 +173,11 @@ void on_pty_master(struct runner *r, short revents)
 {
 	struct pty *t = &r->pty;
 	char byte;
-	int m, eof = recv(t->sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-	if (fd_recv(t->sock, &m, 1) < 0)
+	int both[2], m, eof = recv(t->sock, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+	if (fd_recv(t->sock, both, 2) < 0)
 		m = -1;
+	else
+		m = both[0], t->slave = both[1];
 	close(t->sock);
 	t->sock = -1;
 	/* EOF: the jail failed before it had a pty, and says why. */
@@ -217,9 +228,17 @@ void on_pty_io(struct runner *r, short revents)
 	}
 }
 
+void pty_jail_over(struct runner *r)
+{
+	if (r->pty.slave >= 0)
+		close(r->pty.slave);
+	r->pty.slave = -1;
+}
+
 void pty_output_done(struct runner *r)
 {
 	struct pty *t = &r->pty;
+	pty_jail_over(r);
 	tty_restore();
 	if (t->master >= 0)
 		close(t->master);
@@ -245,6 +264,9 @@ void pty_resume(struct runner *r)
 {
 	if (!r->pty.on || r->pty.master < 0)
 		return;
+	/* After a SIGSTOP, which jail cannot catch, raw is still set while
+	 * the shell that took the terminal back made it cooked: set again. */
+	raw = 0;
 	raw_enter();
 	pty_resize(r);
 }

@@ -14,10 +14,16 @@ struct pty {
 	int on;          /* this run has a pty (pty_choose) */
 	int sock;        /* FD_TTY's runner end, where the master comes; -1 once taken or gone */
 	int master;      /* the master, written what the caller types; -1 before it comes and once done */
+	int slave;       /* a slave, held until the jail is over: the master reads EIO only then, not whenever
+			    the jail has no slave open (a command that put its stdio elsewhere); -1 after */
 	int in;          /* the caller's terminal, read; -1 at its end */
 	size_t off, len; /* what was typed and waits for the master to take it */
 	char buf[4096];
 };
+
+/* pty_jail_over lets go of the runner's slave once the jail is over, so
+ * the master reads EIO when the pty is drained. */
+void pty_jail_over(struct runner *r);
 
 /* pty_choose decides, when the run starts, whether it has a pty: the
  * plan's --tty, or its auto mode with jail's stdin and stdout both

@@ -50,8 +50,10 @@ int pty_open(const struct forwarded *f, int go, struct jerr *e)
 		return -1;
 	}
 	/* The master first: the command starts only once it has the slave,
-	 * and its first output waits in the pty for the runner. */
-	int r = fd_send(FD_TTY, &m, 1) < 0 ? jerr_set(e, errno, "tty: hand the pty to jail") : 0;
+	 * and its first output waits in the pty for the runner. A slave goes
+	 * with it, which the runner holds until the jail is over (pty.h). */
+	int both[2] = {m, s};
+	int r = fd_send(FD_TTY, both, 2) < 0 ? jerr_set(e, errno, "tty: hand the pty to jail") : 0;
 	if (r == 0 && fd_send(go, &s, 1) < 0)
 		r = jerr_set(e, errno, "tty: hand the pty to the command");
 	close(m);

@@ -369,10 +369,16 @@ static void on_output(struct runner *r, int i)
 	if (r->pty.on && r->out[i].in < 0 && r->pty.master >= 0)
 		pty_output_done(r);
 }
+/* The caller's end is gone: in tty mode its terminal went away, and the
+ * jail's pty hangs up as a closed terminal window's does (SIGHUP, then
+ * EIO), not left to a command that ignores SIGHUP and writes on. */
 static void on_gone(struct runner *r, int i, short revents)
 {
-	if (revents & (POLLERR | POLLHUP))
-		relay_broken(&r->out[i]);
+	if (!(revents & (POLLERR | POLLHUP)))
+		return;
+	relay_broken(&r->out[i]);
+	if (r->pty.on && r->pty.master >= 0)
+		pty_output_done(r);
 }
 static void on_stdout(struct runner *r, short revents) { on_output(r, 0); }
 static void on_stderr(struct runner *r, short revents) { on_output(r, 1); }
@@ -435,6 +441,10 @@ static void runner_loop(struct runner *r)
 		int relayed = fds[S_OUT1].fd >= 0 || fds[S_OUT2].fd >= 0;
 		if (over(r) && !relayed)
 			break;
+		if (over(r) && r->pty.slave >= 0) {
+			pty_jail_over(r);
+			continue;
+		}
 		/* The jail is over but the caller does not take its output:
 		 * a few seconds, then what is left is dropped and jail ends. */
 		int timeout = -1;
@@ -510,7 +520,7 @@ static void runner_init(struct runner *r, const struct run_plan *p, uint64_t sta
 	r->sigfd = r->timer = r->pids = -1;
 	r->out_pipe[0] = r->out_pipe[1] = -1;
 	r->out[0].in = r->out[1].in = -1;
-	r->pty.sock = r->pty.master = r->pty.in = -1;
+	r->pty.sock = r->pty.master = r->pty.slave = r->pty.in = -1;
 	r->px.net = r->px.report = r->px.lifeline = -1;
 	for (int i = 0; i < NET_NFDS; i++)
 		r->px.fd[i] = -1;

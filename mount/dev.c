@@ -39,6 +39,11 @@ static int devpts(int dev, const char *dst, struct jerr *e)
 	int r = sys_fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0);
 	if (r == 0)
 		r = sys_fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0);
+	/* At most 256 ptys: the host's pool (kernel.pty.max) is shared, and a
+	 * jail opening ptmx in a loop would leave none for the next jail's
+	 * tty mode, or the host's containers. */
+	if (r == 0)
+		r = sys_fsconfig(fs, FSCONFIG_SET_STRING, "max", "256", 0);
 	if (r == 0)
 		r = sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
 	int m = r < 0 ? -1 : sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);

@@ -30,9 +30,12 @@ import (
 // checks that the terminal is in raw mode now (no ICANON, ECHO or ISIG:
 // jail relaying a pty of its own), or "@holders" that no process on the
 // host but PROG itself has the terminal open now (a jail's have only a
-// pty of their own), or "@held" that some other process has. Then PROG must end within 30 s with
-// status N (default 0), and leave the terminal's modes exactly as they
-// were before it started. Its output becomes the script's stdout.
+// pty of their own), or "@held" that some other process has, or
+// "@signal=N" sends PROG signal N, or "@hangup" closes the master (the
+// terminal window goes away; nothing is read or typed after it). Then
+// PROG must end within 30 s with status N (default 0), and leave the
+// terminal's modes exactly as they were before it started (unless hung
+// up). Its output becomes the script's stdout.
 func ptyRun(ts *testscript.TestScript, neg bool, args []string) {
 	want, size, as := 0, "24x80", ""
 	for len(args) > 2 && (args[0] == "-code" || args[0] == "-size" || args[0] == "-as") {
@@ -90,7 +93,7 @@ func ptyRun(ts *testscript.TestScript, neg bool, args []string) {
 		defer mu.Unlock()
 		return out.String()
 	}
-	seen := 0 // what the steps' WAITs matched so far
+	seen, hungUp := 0, false // what the steps' WAITs matched so far; the master closed
 	for i := 0; i < sep; i += 2 {
 		wait, err := strconv.Unquote(`"` + args[i] + `"`)
 		ts.Check(err)
@@ -107,7 +110,12 @@ func ptyRun(ts *testscript.TestScript, neg bool, args []string) {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
-		ptyStep(ts, master, keys, output)
+		if keys == "@hangup" {
+			hungUp = true
+			master.Close()
+			continue
+		}
+		ptyStep(ts, master, cmd.Process, keys, output)
 		if keys == "@holders" || keys == "@held" {
 			if others := ptyHolders(ts, term, cmd.Process.Pid); (len(others) > 0) != (keys == "@held") {
 				ts.Fatalf("%s: processes but PROG holding the terminal: %q\n%s", keys, others, output())
@@ -122,18 +130,24 @@ func ptyRun(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("still running 30 s after the keys:\n%s", output())
 	}
 	time.Sleep(50 * time.Millisecond) // the last output, from the master
-	after, terr := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)
-	ts.Check(terr)
-	if *after != *before {
-		ts.Fatalf("the terminal's modes changed: before %+v, after %+v\n%s", *before, *after, output())
+	if !hungUp {
+		after, terr := unix.IoctlGetTermios(int(master.Fd()), unix.TCGETS)
+		ts.Check(terr)
+		if *after != *before {
+			ts.Fatalf("the terminal's modes changed: before %+v, after %+v\n%s", *before, *after, output())
+		}
 	}
 	finish(ts, want, err, bytes.NewBufferString(strings.ReplaceAll(output(), "\r\n", "\n")), &bytes.Buffer{})
 }
 
 // ptyStep does one step's KEYS on the terminal's master (ptyRun says
 // what they may be).
-func ptyStep(ts *testscript.TestScript, master *os.File, keys string, output func() string) {
+func ptyStep(ts *testscript.TestScript, master *os.File, prog *os.Process, keys string, output func() string) {
 	switch {
+	case strings.HasPrefix(keys, "@signal="):
+		n, err := strconv.Atoi(strings.TrimPrefix(keys, "@signal="))
+		ts.Check(err)
+		ts.Check(prog.Signal(syscall.Signal(n)))
 	case strings.HasPrefix(keys, "@resize="):
 		ts.Check(setWinsize(master, strings.TrimPrefix(keys, "@resize=")))
 	case keys == "@raw":
