@@ -188,7 +188,7 @@ func withFallocateRefused(p *seccomp.Policy) *seccomp.Policy {
 // recordDisk says in the record what holds the disk limits. A disk limit
 // without a seccomp filter (or with one that only reports) would not see
 // fallocate: enforce refuses it, best-effort says so.
-func recordDisk(cfg Config, d diskPlan, root bool, rec *LimitsRecord) error {
+func recordDisk(cfg Config, d diskPlan, ids hostIDs, rec *LimitsRecord) error {
 	unfiltered := cfg.Seccomp == nil || cfg.Seccomp.None || cfg.SeccompAudit
 	if len(d.binds) > 0 {
 		rec.DiskReserve = d.describe()
@@ -218,9 +218,13 @@ func recordDisk(cfg Config, d diskPlan, root bool, rec *LimitsRecord) error {
 		rec.NotEnforced = append(rec.NotEnforced, fmt.Sprintf("disk limits in %s: tmpfs, whose writes are memory and not counted (its size and the reserve bound it)",
 			strings.Join(d.inMemory, ", ")))
 	}
-	if !root {
+	switch {
+	case !ids.root:
 		rec.NotEnforced = append(rec.NotEnforced, "disk limits, for a process that is not dumpable, until it ends (an unprivileged caller cannot read its count: "+
 			"PR_SET_DUMPABLE 0, as ssh says, or an execute-only program); the reserve still holds")
+	case !ids.ptrace:
+		rec.NotEnforced = append(rec.NotEnforced, "disk limits, for each process of the jail, until it ends (root without CAP_SYS_PTRACE, "+
+			"as in a container, cannot read the jail's counts while they run; add it: docker run --cap-add SYS_PTRACE); the reserve still holds")
 	}
 	if unfiltered {
 		rec.NotEnforced = append(rec.NotEnforced, "disk limits against fallocate (no seccomp filter refuses it)")

@@ -102,7 +102,7 @@ func wantPlan(t *testing.T, cfg Config) runPlanView {
 	if err != nil {
 		t.Fatal(err)
 	}
-	place, rlimits, limitsJSON, err := planLimits(cfg, ids.root, disk)
+	place, rlimits, limitsJSON, err := planLimits(cfg, ids, disk)
 	if err != nil {
 		t.Fatal(err)
 	}

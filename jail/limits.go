@@ -49,7 +49,7 @@ func cgroupLimits(l Limits) cgroup.Limits {
 // process limit (counted per user namespace, so per jail) and RLIMIT_AS
 // for memory (per process, and of address space, so looser), and the
 // record says which limits held and which did not.
-func planLimits(cfg Config, root bool, disk diskPlan) (cgroup.Placement, []Rlimit, string, error) {
+func planLimits(cfg Config, ids hostIDs, disk diskPlan) (cgroup.Placement, []Rlimit, string, error) {
 	l := cfg.Limits
 	rec := LimitsRecord{Cgroup: "none", Memory: l.Memory, Pids: l.Pids, CPU: l.CPU, MaxOutput: l.MaxOutput,
 		Disk: l.Disk, Enforced: []string{}, NotEnforced: []string{}}
@@ -105,7 +105,7 @@ func planLimits(cfg Config, root bool, disk diskPlan) (cgroup.Placement, []Rlimi
 	if l.MaxOutput != 0 {
 		rec.Enforced = append(rec.Enforced, "max_output")
 	}
-	if err := recordDisk(cfg, disk, root, &rec); err != nil {
+	if err := recordDisk(cfg, disk, ids, &rec); err != nil {
 		return place, nil, "", err
 	}
 	b, err := json.Marshal(rec)

@@ -127,7 +127,7 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	place, rlimits, limitsJSON, err := planLimits(cfg, ids.root, disk)
+	place, rlimits, limitsJSON, err := planLimits(cfg, ids, disk)
 	if err != nil {
 		return nil, err
 	}

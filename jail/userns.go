@@ -30,6 +30,9 @@ type hostIDs struct {
 	// (root with CAP_SYS_ADMIN). A root caller without it sets
 	// RUN_NO_ADMIN instead: the jail opens its binds itself, as uid.
 	clone bool
+	// ptrace: root with CAP_SYS_PTRACE, whose runner reads every count of
+	// the jail's in /proc (the disk limit: diskwatch.c).
+	ptrace bool
 }
 
 func callerIDs(cfg *Config) (hostIDs, error) {
@@ -43,7 +46,8 @@ func callerIDs(cfg *Config) (hostIDs, error) {
 	if err != nil {
 		return hostIDs{}, err
 	}
-	ids := hostIDs{uid: cfg.HostUID, gid: cfg.HostGID, root: true, clone: eff&capBit(unix.CAP_SYS_ADMIN) != 0}
+	ids := hostIDs{uid: cfg.HostUID, gid: cfg.HostGID, root: true, clone: eff&capBit(unix.CAP_SYS_ADMIN) != 0,
+		ptrace: eff&capBit(unix.CAP_SYS_PTRACE) != 0}
 	// Mapping the jail to other ids than root's own takes CAP_SETUID and
 	// CAP_SETGID; mapping it to root itself is what jail never does.
 	if !ids.clone && eff&(capBit(unix.CAP_SETUID)|capBit(unix.CAP_SETGID)) != capBit(unix.CAP_SETUID)|capBit(unix.CAP_SETGID) {
