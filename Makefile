@@ -24,7 +24,7 @@ FUZZMINIMIZE ?= 5s
 
 export CGO_ENABLED := 1
 
-.PHONY: release test-release test-container test-cgroup2 bench-vm all build test testdeps fuzz soak demo bench lint deps clean generate
+.PHONY: release test-release test-container test-clients test-cgroup2 bench-vm all build test testdeps fuzz soak demo bench lint deps clean generate
 
 all: build
 
@@ -49,6 +49,7 @@ test: build testdeps
 	JAIL_BIN=$(CURDIR)/$(BIN) JAIL_APPARMOR_PARSER=$(APPARMOR_PARSER) $(GO) test -count=1 -tags '$(TAGS)' ./...
 	$(MAKE) --no-print-directory test-cgroup2
 	$(MAKE) --no-print-directory test-container
+	$(MAKE) --no-print-directory test-clients
 	$(MAKE) --no-print-directory test-release
 	$(MAKE) --no-print-directory fuzz
 
@@ -60,6 +61,12 @@ test: build testdeps
 # docker.io when missing; uses a running dockerd, or starts a private one
 # (no bridge, no iptables, no IP forwarding) and stops it again. Not part
 # of test.
+# The Python and TypeScript clients' suites, against the real binary: each
+# client's test.sh (clients/*/test.sh) runs its own, with JAIL_BIN set.
+test-clients: build testdeps
+	@for t in clients/*/test.sh; do [ -f "$$t" ] || continue; \
+		echo "== $$t"; JAIL_BIN=$(CURDIR)/$(BIN) bash "$$t" || exit 1; done
+
 test-container: build
 	bash containertest/run.sh $(CURDIR)/$(BIN)
 
