@@ -38,30 +38,31 @@ func auditCommand() *cli.Command {
 }
 
 func auditTail(c *cli.Context) error {
-	recs, bad, err := audit.Read(c.String("log"), time.Time{})
+	l, err := audit.Read(c.String("log"), time.Time{})
 	if err != nil {
 		return err
 	}
-	if bad > 0 {
-		fmt.Fprintf(c.App.ErrWriter, "jail: %d lines of the log are not records (cut short?), skipped\n", bad)
+	if l.Bad > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "jail: %d lines of the log are not records (cut short?), skipped\n", l.Bad)
 	}
-	if n := c.Int("n"); len(recs) > n {
-		recs = recs[len(recs)-n:]
+	lines := l.Lines
+	if n := c.Int("n"); len(lines) > n {
+		lines = lines[len(lines)-n:]
 	}
-	for _, r := range recs {
-		fmt.Fprintln(c.App.Writer, r.Line())
+	for _, line := range lines {
+		fmt.Fprintln(c.App.Writer, line)
 	}
 	return nil
 }
 
 func auditSummary(c *cli.Context) error {
-	recs, bad, err := audit.Read(c.String("log"), time.Now().Add(-c.Duration("since")))
+	l, err := audit.Read(c.String("log"), time.Now().Add(-c.Duration("since")))
 	if err != nil {
 		return err
 	}
-	if bad > 0 {
-		fmt.Fprintf(c.App.Writer, "unreadable lines (cut short?): %d\n", bad)
+	if l.Bad > 0 {
+		fmt.Fprintf(c.App.Writer, "unreadable lines (cut short?): %d\n", l.Bad)
 	}
-	audit.Summarize(recs).Print(c.App.Writer)
+	audit.Summarize(l).Print(c.App.Writer)
 	return nil
 }

@@ -50,8 +50,8 @@ func sessionsCommand() *cli.Command {
 					if err != nil {
 						return err
 					}
-					gone, err := sessions.GC(dir, c.Duration("older-than"))
-					for _, id := range gone {
+					res, err := sessions.GC(dir, c.Duration("older-than"))
+					for _, id := range res.Removed {
 						fmt.Fprintln(c.App.Writer, "removed", id)
 					}
 					return err

@@ -1,5 +1,6 @@
-// Package audit reads the audit log jail appends one JSON line per run to
-// (--audit-log; the runner writes it): the last runs, and a summary.
+// Package audit reads the audit log jail appends one JSON line per event
+// to (--audit-log): a run's (the runner writes it) or a session
+// collection's (jail sessions gc, gc.go); the last lines, and a summary.
 package audit
 
 import (
@@ -18,7 +19,8 @@ import (
 // Record is one run's line: who ran what, where and when, then the run's
 // status record (the runner writes both, audit_line in jail/report.c).
 type Record struct {
-	Time        time.Time `json:"time"`   // when the run ended, UTC, to the millisecond
+	Time        time.Time `json:"time"` // when the run ended, UTC, to the millisecond
+	Kind        string    `json:"kind"` // "run" (absent from logs older than the kinds)
 	RunID       string    `json:"run_id"` // 16 hex digits, random
 	Session     string    `json:"session"`
 	Argv        []string  `json:"argv"`
@@ -33,45 +35,93 @@ type Record struct {
 // the status record alone, re-encoded).
 func (r Record) Line() string { return r.raw }
 
-// Read reads the records at or after since, and counts the lines that are
-// not records (a record cut short by a full disk): they are skipped.
-func Read(path string, since time.Time) ([]Record, int, error) {
+// The kinds of line, the "kind" field.
+const (
+	KindRun        = "run"
+	KindSessionsGC = "sessions_gc"
+)
+
+// Log is what Read found: the runs' records and the collections', every
+// line of either in order, and how many lines were neither (a record cut
+// short by a full disk), which are skipped.
+type Log struct {
+	Runs  []Record
+	GC    []GCRecord
+	Lines []string
+	Bad   int
+}
+
+// Read reads the records at or after since.
+func Read(path string, since time.Time) (Log, error) {
+	var l Log
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, err
+		return l, err
 	}
 	defer f.Close()
-	var out []Record
-	bad := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
-		var r Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			bad++
+		var head struct {
+			Time time.Time `json:"time"`
+			Kind string    `json:"kind"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
+			l.Bad++
 			continue
 		}
-		if r.Time.Before(since) {
+		if head.Time.Before(since) {
 			continue
 		}
-		r.raw = sc.Text()
-		out = append(out, r)
+		switch head.Kind {
+		case KindSessionsGC:
+			var g GCRecord
+			if err := json.Unmarshal(sc.Bytes(), &g); err != nil {
+				l.Bad++
+				continue
+			}
+			l.GC = append(l.GC, g)
+		default:
+			var r Record
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				l.Bad++
+				continue
+			}
+			r.raw = sc.Text()
+			l.Runs = append(l.Runs, r)
+		}
+		l.Lines = append(l.Lines, sc.Text())
 	}
-	return out, bad, sc.Err()
+	return l, sc.Err()
 }
 
-// Summary counts runs by verdict and the most denied syscalls and hosts.
+// Summary counts runs by verdict, the events of each kind (Events), the
+// most denied syscalls and hosts, and what session collections did.
 type Summary struct {
 	Runs     int
 	Verdicts map[string]int
+	Events   map[string]int
 	Syscalls map[string]int
 	Hosts    map[string]int
+	// GC: collections, and the sessions they removed, skipped (in use)
+	// and failed to remove.
+	GC map[string]int
 }
 
-// Summarize counts recs.
-func Summarize(recs []Record) Summary {
-	s := Summary{Runs: len(recs), Verdicts: map[string]int{}, Syscalls: map[string]int{}, Hosts: map[string]int{}}
-	for _, r := range recs {
+// Summarize counts what l holds.
+func Summarize(l Log) Summary {
+	s := Summary{Runs: len(l.Runs), Verdicts: map[string]int{}, Events: map[string]int{}, Syscalls: map[string]int{},
+		Hosts: map[string]int{}, GC: map[string]int{}}
+	for _, g := range l.GC {
+		s.GC["collections"]++
+		s.GC["removed"] += len(g.Removed)
+		s.GC["skipped (in use)"] += len(g.Skipped)
+		s.GC["failed"] += len(g.Failed)
+	}
+	for _, r := range l.Runs {
+		for _, e := range r.Events() {
+			s.Events[e]++
+		}
 		v := "ok"
 		switch {
 		case r.ExitCode == 125:
@@ -86,6 +136,10 @@ func Summarize(recs []Record) Summary {
 			v = "cpu_time_exceeded"
 		case r.FileTooLarge:
 			v = "file_too_large"
+		case r.DiskLimitHit:
+			v = "disk_limit_hit"
+		case r.DiskReserveHit:
+			v = "disk_reserve_hit"
 		case r.ExitCode != 0:
 			v = "nonzero_exit"
 		}
@@ -112,7 +166,8 @@ func (s Summary) Print(w io.Writer) {
 	for _, part := range []struct {
 		title string
 		m     map[string]int
-	}{{"verdicts", s.Verdicts}, {"denied syscalls", s.Syscalls}, {"denied hosts", s.Hosts}} {
+	}{{"verdicts", s.Verdicts}, {"events", s.Events}, {"denied syscalls", s.Syscalls}, {"denied hosts", s.Hosts},
+		{"sessions gc", s.GC}} {
 		fmt.Fprintf(w, "%s:\n", part.title)
 		for _, k := range top(part.m, 10) {
 			fmt.Fprintf(w, "  %-24s %d\n", k, part.m[k])

@@ -284,7 +284,7 @@ static char *audit_line(const struct run_plan *p, const struct outcome *o, const
 	unsigned char id[8] = {0};
 	if (getrandom(id, sizeof id, 0) != sizeof id)
 		memset(id, 0, sizeof id);
-	fprintf(f, "{\"time\":\"%s.%03ldZ\",\"run_id\":\"", when, now.tv_nsec / 1000000);
+	fprintf(f, "{\"time\":\"%s.%03ldZ\",\"kind\":\"run\",\"run_id\":\"", when, now.tv_nsec / 1000000);
 	for (size_t i = 0; i < sizeof id; i++)
 		fprintf(f, "%02x", id[i]);
 	fputs("\",\"session\":", f);

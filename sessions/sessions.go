@@ -298,22 +298,3 @@ func Remove(state, id string) error {
 	})
 	return os.RemoveAll(trash)
 }
-
-// GC removes the sessions not used for longer than age and not in use,
-// and returns their ids.
-func GC(state string, age time.Duration) ([]string, error) {
-	list, err := List(state)
-	if err != nil {
-		return nil, err
-	}
-	var gone []string
-	for _, in := range list {
-		if in.InUse || time.Since(in.LastUsed) < age {
-			continue
-		}
-		if err := Remove(state, in.ID); err == nil {
-			gone = append(gone, in.ID)
-		}
-	}
-	return gone, nil
-}
