@@ -9,32 +9,32 @@ export type Duration = number | string;
 /** Limits of one run; each overrides the profile's (`jail --help`, README "Limits"). */
 export interface Limits {
   /** Wall time (--time-limit); 0 for none. */
-  time?: Duration;
+  time?: Duration | undefined;
   /** Memory of the whole jail (--memory). */
-  memory?: Size;
+  memory?: Size | undefined;
   /** Processes and threads at once (--pids). */
-  pids?: number | string;
+  pids?: number | string | undefined;
   /** CPU cores (--cpu), e.g. 0.5. */
-  cpu?: number | string;
+  cpu?: number | string | undefined;
   /** Cap of each of stdout and stderr (--max-output). */
-  maxOutput?: Size;
+  maxOutput?: Size | undefined;
   /** Bytes the jail may write to its writable binds (--disk). */
-  disk?: Size;
+  disk?: Size | undefined;
 }
 
 /** The options of run(). Every one is optional; the profile's values stand for those not given. */
 export interface RunOptions {
   /** Profile name or path to a .toml file (-p); jail's default is "default". */
-  profile?: string;
+  profile?: string | undefined;
   /** Session ID: the session's own workspace at /workspace, kept across calls. */
-  session?: string;
+  session?: string | undefined;
   /** Host directory bound read-write at /workspace. */
-  workspace?: string;
+  workspace?: string | undefined;
   /** Hosts the jail may reach, "HOST" or "HOST:PORT"; implies the allowlist network. */
-  allow?: readonly string[];
-  limits?: Limits;
+  allow?: readonly string[] | undefined;
+  limits?: Limits | undefined;
   /** Variables set in the command's environment (--env K=V). */
-  env?: Readonly<Record<string, string>>;
+  env?: Readonly<Record<string, string>> | undefined;
   /**
    * Seconds the run may take. It becomes jail's --time-limit (with
    * limits.time too, the smaller holds), which kills the whole jail and
@@ -42,15 +42,15 @@ export interface RunOptions {
    * still run GUARD_GRACE_S later, the client kills it by PID (SIGTERM,
    * then SIGKILL) and rejects with a JailTimeout.
    */
-  timeout?: number;
+  timeout?: number | undefined;
   /** The command's standard input; without it the command reads /dev/null. */
-  stdin?: string | Uint8Array;
+  stdin?: string | Uint8Array | undefined;
   /** The jail binary; default $JAIL_BIN, else `jail` on PATH. */
-  jail?: string;
+  jail?: string | undefined;
   /** More jail flags, placed after the client's own (a repeated flag's last value wins). */
-  extraArgs?: readonly string[];
+  extraArgs?: readonly string[] | undefined;
   /** Cancels the run: jail is killed (SIGTERM, then SIGKILL) and run() rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** The fd jail writes the status record to: the fourth entry of the child's stdio. */
@@ -81,7 +81,9 @@ export function runArgs(cmd: string | readonly string[], opts: RunOptions = {}):
   flag("profile", opts.profile);
   flag("session", opts.session);
   flag("workspace", opts.workspace);
-  for (const host of opts.allow ?? []) {
+  // A lone host from plain JavaScript is that host, not its characters.
+  const allow: readonly string[] = typeof opts.allow === "string" ? [opts.allow] : (opts.allow ?? []);
+  for (const host of allow) {
     flag("allow", host);
   }
   const l = opts.limits ?? {};

@@ -31,21 +31,21 @@ export interface SessionInfo {
 /** Options every helper takes. */
 export interface SessionsOptions {
   /** The jail binary; default $JAIL_BIN, else `jail` on PATH. */
-  jail?: string;
+  jail?: string | undefined;
 }
 
 export interface CreateOptions extends SessionsOptions {
   /** A git repository (a working tree): the workspace is a clone of it, sharing its objects read-only. */
-  git?: string;
+  git?: string | undefined;
   /** The session's branch (default jail/ID). */
-  branch?: string;
+  branch?: string | undefined;
   /** Where the branch starts (default the repository's HEAD). */
-  from?: string;
+  from?: string | undefined;
 }
 
 export interface ExportOptions extends SessionsOptions {
   /** The repository's branch to fast-forward (default the session's branch name). */
-  to?: string;
+  to?: string | undefined;
 }
 
 /** What export() did: jail's own words, and the ref and commit read from them. */

@@ -62,6 +62,12 @@ it("reads Go durations, and takes the smaller limit", () => {
   assert.equal(timeLimit({}), undefined);
 });
 
+it("takes undefined for any option, and a lone allow string as one host", () => {
+  assert.deepEqual(runArgs("x", { profile: undefined, timeout: undefined, limits: { memory: undefined } }), runArgs("x"));
+  const loose = { allow: "pypi.org" } as unknown as { allow: string[] };
+  assert.ok(runArgs("x", loose).includes("--allow=pypi.org"));
+});
+
 it("an argv starting with - stays the command, after --", () => {
   assert.deepEqual(runArgs(["-x", "--help"]).slice(-3), ["--", "-x", "--help"]);
 });
