@@ -24,7 +24,7 @@ import (
 
 // sessionsCommand is `jail sessions list|create|diff|export|rm|gc`.
 func sessionsCommand() *cli.Command {
-	return &cli.Command{
+	cmd := &cli.Command{
 		Name:  "sessions",
 		Usage: "make, list, diff, export and remove agent sessions (their workspaces, kept across calls)",
 		Subcommands: []*cli.Command{
@@ -95,6 +95,12 @@ func sessionsCommand() *cli.Command {
 			},
 		},
 	}
+	// An id "h" or "help" is a session, not a request for help (urfave/cli
+	// gives every command a help subcommand; --help stays).
+	for _, sub := range cmd.Subcommands {
+		sub.HideHelpCommand = true
+	}
+	return cmd
 }
 
 // sessionJSON is one element of `jail sessions list --json`: fields are
