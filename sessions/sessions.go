@@ -180,6 +180,9 @@ type Info struct {
 	Size     int64 // bytes in its workspace
 	LastUsed time.Time
 	InUse    bool
+	// Made from a repository (create --git): where from, and its branch
+	// and base commit; empty otherwise.
+	Repository, Branch, Base string
 }
 
 // List reads every session under state.
@@ -222,6 +225,9 @@ func List(state string) ([]Info, error) {
 			return nil
 		})
 		in.InUse = inUse(s)
+		if m, ok, err := readMeta(s.Dir); err == nil && ok {
+			in.Repository, in.Branch, in.Base = m.Repository, m.Branch, m.Base
+		}
 		out = append(out, in)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -288,13 +294,6 @@ func Remove(state, id string) error {
 	if err := os.Rename(s.Dir, trash); err != nil {
 		return fmt.Errorf("session %s: %w", id, err)
 	}
-	// Files the jail made may be read-only directories: open them up
-	// first (WalkDir does not follow links).
-	filepath.WalkDir(trash, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(trash)
+	// Files the jail made may be read-only directories.
+	return removeAll(trash)
 }

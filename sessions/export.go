@@ -1,0 +1,200 @@
+package sessions
+
+// Reading a session's branch back on the host (diff, export), treating the
+// session's repository as hostile: a jail has written its .git, so its
+// config may name hooks, core.fsmonitor, core.sshCommand, filter drivers,
+// diff.external, textconv, a pager, includeIf paths. None of it may run on
+// the host, so git never runs on the host with that .git as its
+// repository. Instead:
+//
+//  1. In the session's own jail (its profile, no network), git makes a
+//     bundle of the branch minus the base commit and writes it to stdout;
+//     whatever the session's config runs there runs in the jail.
+//  2. On the host, a scratch bare repository jail makes (no config but its
+//     own, none of the caller's or the system's; its objects borrow REPO's
+//     through alternates, so the bundle holds only the session's new
+//     objects) fetches the bundle into one ref. A bundle is data: git
+//     checks it as it would a pack from the network (fsck on), and no hook
+//     of the bundle's or the session's is run.
+//  3. diff runs in the scratch repository, with --no-ext-diff and
+//     --no-textconv; export fetches that one ref from the scratch
+//     repository into REPO, fast-forward only, hooks off.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// JailRun runs argv in session id's jail, in profile, with stdout going to
+// stdout; a failure carries the jail's last line of stderr.
+type JailRun func(profile, id string, stdout io.Writer, argv ...string) error
+
+// Snapshot is a session's branch brought to the host.
+type Snapshot struct {
+	Meta Meta
+	Repo Repo   // the repository it was made from
+	Tip  string // the branch's commit
+	git  gitRun // the scratch repository ("" dir when Tip is Base)
+	tmp  string
+}
+
+// Close removes the scratch repository.
+func (s *Snapshot) Close() error {
+	if s.tmp == "" {
+		return nil
+	}
+	return removeAll(s.tmp)
+}
+
+// Fetch brings session id's branch to the host, as above.
+func Fetch(state, id string, jail JailRun) (*Snapshot, error) {
+	m, ok, err := ReadMeta(state, id)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		if _, err := os.Lstat(Dir(state, id)); err != nil {
+			return nil, fmt.Errorf("session %q: %w (jail sessions list shows them)", id, ErrNoSession)
+		}
+		return nil, fmt.Errorf("session %s was not made from a repository; fix: jail sessions create ID --git REPO", id)
+	}
+	repo, err := OpenRepo(m.Repository)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	s := &Snapshot{Meta: m, Repo: repo}
+	ref := "refs/heads/" + m.Branch
+	var out limitedOut
+	if err := jail(m.Profile, id, &out, "git", "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}"); err != nil {
+		return nil, fmt.Errorf("session %s: its branch %s: %w; fix: jail --session %s -- git switch %s", id, m.Branch, err, id, m.Branch)
+	}
+	tip := out.String()
+	if !isHex(tip) {
+		return nil, fmt.Errorf("session %s: its branch %s: git rev-parse said %q", id, m.Branch, LastLine(tip))
+	}
+	if tip == m.Base {
+		s.Tip = tip
+		return s, nil
+	}
+	if s.tmp, err = os.MkdirTemp("", "jail-session-"); err != nil {
+		return nil, err
+	}
+	if err := s.fetch(id, ref, jail); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("session %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// fetch makes the bundle in the jail and fetches it into a scratch
+// repository.
+func (s *Snapshot) fetch(id, ref string, jail JailRun) error {
+	bundle := filepath.Join(s.tmp, "branch.bundle")
+	f, err := os.OpenFile(bundle, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	err = jail(s.Meta.Profile, id, f, "git", "bundle", "create", "--quiet", "-", "^"+s.Meta.Base, ref)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("bundle its branch %s: %w", s.Meta.Branch, err)
+	}
+	dir := filepath.Join(s.tmp, "git")
+	if _, err := (gitRun{own: true}).run("init", "--quiet", "--bare", "--template=", "--object-format="+s.Repo.Format, dir); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "objects", "info", "alternates"), []byte(s.Repo.Objects+"\n"), 0o600); err != nil {
+		return err
+	}
+	s.git = gitRun{dir: dir, own: true}
+	if _, err := s.git.run("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
+		bundle, ref+":refs/jail/tip"); err != nil {
+		return fmt.Errorf("fetch its branch %s: %w", s.Meta.Branch, err)
+	}
+	tip, err := s.git.run("rev-parse", "--verify", "refs/jail/tip^{commit}")
+	if err != nil {
+		return err
+	}
+	s.Tip = tip
+	return nil
+}
+
+// Diff writes the branch's changes against its base, a unified diff.
+func (s *Snapshot) Diff(w io.Writer) error {
+	if s.Tip == s.Meta.Base {
+		return nil
+	}
+	g := s.git
+	g.stdout = w
+	_, err := g.run("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--end-of-options", s.Meta.Base, s.Tip)
+	return err
+}
+
+// ErrNotFastForward: REPO's branch has commits the session's lacks.
+var ErrNotFastForward = errors.New("not a fast-forward")
+
+// Export sets REPO's branch to (default the session's branch name) to the
+// session's commit, when that is a fast-forward (or the branch is new),
+// and changes nothing else in REPO: one ref, fetched from the scratch
+// repository with no hook run. It returns the ref.
+func (s *Snapshot) Export(id, to string) (string, error) {
+	if to == "" {
+		to = s.Meta.Branch
+	}
+	if err := CheckBranch(to); err != nil {
+		return "", err
+	}
+	ref := "refs/heads/" + to
+	if s.Tip == s.Meta.Base {
+		return "", fmt.Errorf("session %s: branch %s has no commit beyond its base %.12s: nothing to export; fix: commit in the session first (jail --session %s -- git commit -am MESSAGE)",
+			id, s.Meta.Branch, s.Meta.Base, id)
+	}
+	if s.Repo.CheckedOut(to) {
+		return "", fmt.Errorf("session %s: %s is the branch checked out in %s, whose working tree export would leave behind; fix: export --to another branch and merge it there", id, to, s.Repo.Top)
+	}
+	old, err := s.Repo.Branch(to)
+	if err != nil {
+		return "", err
+	}
+	if old == s.Tip {
+		return ref, nil
+	}
+	if old != "" {
+		if _, err := s.git.run("merge-base", "--is-ancestor", old, s.Tip); exitCode(err) == 1 {
+			return "", fmt.Errorf("session %s: %s in %s is at %.12s, which the session's branch does not contain: %w; fix: export --to a new branch and merge it in %s",
+				id, ref, s.Repo.Top, old, ErrNotFastForward, s.Repo.Top)
+		} else if err != nil {
+			return "", err
+		}
+	}
+	// No '+': git itself refuses a non-fast-forward, should the branch
+	// have moved since, and a branch checked out in any worktree.
+	if _, err := s.Repo.git().run("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
+		s.git.dir, "refs/jail/tip:"+ref); err != nil {
+		return "", fmt.Errorf("session %s: export to %s in %s: %w", id, ref, s.Repo.Top, err)
+	}
+	return ref, nil
+}
+
+// limitedOut keeps what a jail prints of a commit name, and no more.
+type limitedOut struct{ b []byte }
+
+func (o *limitedOut) Write(p []byte) (int, error) {
+	if room := 256 - len(o.b); room > 0 {
+		o.b = append(o.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (o *limitedOut) String() string {
+	s := string(o.b)
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
+	return s
+}

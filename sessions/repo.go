@@ -1,0 +1,137 @@
+package sessions
+
+// The caller's repository (REPO of create --git): what it is, checked
+// before anything is made, each refusal with its fix.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Repo is a repository a session is made from or exported to.
+type Repo struct {
+	Top     string // the working tree's top directory, or a bare repository's
+	Objects string // its object directory, absolute
+	Bare    bool
+	Format  string // object format: sha1 or sha256
+}
+
+func (r Repo) git() gitRun { return gitRun{dir: r.Top} }
+
+// OpenRepo inspects path, which must be a repository's top directory (a
+// working tree's, or a bare repository: both are supported, a bare one
+// has no working tree to be dirty). git looks no higher than path
+// (GIT_CEILING_DIRECTORIES): a directory inside some other repository
+// is not taken for it.
+func OpenRepo(path string) (Repo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Repo{}, fmt.Errorf("repository %s: %w", path, err)
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return Repo{}, fmt.Errorf("repository %s: not a directory", path)
+	}
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return Repo{}, fmt.Errorf("repository %s: %w", path, err)
+	}
+	g := gitRun{dir: abs, env: []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(abs)}}
+	out, err := g.run("rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-path", "objects", "--show-object-format")
+	if err != nil {
+		return Repo{}, fmt.Errorf("repository %s: not a git repository (%v); fix: name the top directory of a git repository (git init makes one)", path, err)
+	}
+	f := strings.Split(out, "\n")
+	if len(f) != 4 {
+		return Repo{}, fmt.Errorf("repository %s: git rev-parse said %q", path, out)
+	}
+	r := Repo{Top: abs, Bare: f[0] == "true", Objects: f[2], Format: f[3]}
+	if !filepath.IsAbs(r.Objects) {
+		r.Objects = filepath.Join(abs, r.Objects)
+	}
+	if !r.Bare {
+		if f[1] == "true" {
+			return Repo{}, fmt.Errorf("repository %s: a .git directory; fix: name its working tree's top directory", path)
+		}
+		top, err := g.run("rev-parse", "--show-toplevel")
+		if err != nil || filepath.Clean(top) != abs {
+			return Repo{}, fmt.Errorf("repository %s: not the top of its working tree (%s); fix: name the top directory", path, top)
+		}
+	}
+	r.Top = abs
+	// The session gets a copy of the object directory: objects kept
+	// elsewhere (borrowed through alternates, or left behind by a partial
+	// or shallow clone) would be missing from it.
+	if _, err := os.Lstat(filepath.Join(r.Objects, "info", "alternates")); err == nil {
+		return Repo{}, fmt.Errorf("repository %s borrows objects from another (objects/info/alternates); fix: git -C %s repack -a -d && rm %s",
+			path, abs, filepath.Join(r.Objects, "info", "alternates"))
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return Repo{}, fmt.Errorf("repository %s: %w", path, err)
+	}
+	if out, _ := r.git().run("rev-parse", "--is-shallow-repository"); out == "true" {
+		return Repo{}, fmt.Errorf("repository %s is shallow (part of its history is missing); fix: git -C %s fetch --unshallow", path, abs)
+	}
+	if out, _ := r.git().run("config", "--get", "extensions.partialClone"); out != "" {
+		return Repo{}, fmt.Errorf("repository %s is a partial clone (objects are missing); fix: git -C %s fetch --refetch, or clone it in full", path, abs)
+	}
+	return r, nil
+}
+
+// Commit resolves ref to a commit of r.
+func (r Repo) Commit(ref string) (string, error) {
+	for _, c := range ref {
+		if c < 0x20 || c == 0x7f {
+			return "", fmt.Errorf("--from %q: control characters", ref)
+		}
+	}
+	out, err := r.git().run("rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil || !isHex(out) {
+		if ref == "HEAD" {
+			return "", fmt.Errorf("repository %s has no commit at HEAD; fix: commit something first, or name one with --from REF", r.Top)
+		}
+		return "", fmt.Errorf("repository %s: %q is not a commit there; fix: --from a branch, tag or commit of it (git -C %s log --oneline)", r.Top, ref, r.Top)
+	}
+	return out, nil
+}
+
+// Branch is the commit branch name points to in r, "" when there is none.
+func (r Repo) Branch(name string) (string, error) {
+	out, err := r.git().run("rev-parse", "--verify", "--quiet", "refs/heads/"+name)
+	if exitCode(err) == 1 {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("repository %s: %w", r.Top, err)
+	}
+	return out, nil
+}
+
+// Dirty says whether r's working tree has changes to tracked files
+// (untracked files are not looked for: in a large tree that is slow, and
+// they are not in a commit either).
+func (r Repo) Dirty() bool {
+	if r.Bare {
+		return false
+	}
+	out, err := r.git().run("status", "--porcelain", "--untracked-files=no", "--ignore-submodules")
+	return err == nil && out != ""
+}
+
+// CheckedOut says whether branch name is r's checked-out branch.
+func (r Repo) CheckedOut(name string) bool {
+	if r.Bare {
+		return false
+	}
+	out, _ := r.git().run("symbolic-ref", "--quiet", "HEAD")
+	return out == "refs/heads/"+name
+}
+
+// identity is r's user.name and user.email (the caller's, from r's config
+// or theirs), given to the session's repository so a jail can commit.
+func (r Repo) identity() (name, email string) {
+	name, _ = r.git().run("config", "--get", "user.name")
+	email, _ = r.git().run("config", "--get", "user.email")
+	return name, email
+}
