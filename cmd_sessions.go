@@ -79,19 +79,10 @@ func sessionsCommand() *cli.Command {
 			{
 				Name:      "gc",
 				Usage:     "remove the sessions unused for longer than --older-than (never one in use)",
-				UsageText: "jail sessions gc --older-than 24h",
-				Flags:     []cli.Flag{&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "`AGE` since last use"}},
-				Action: func(c *cli.Context) error {
-					dir, err := stateDir()
-					if err != nil {
-						return err
-					}
-					res, err := sessions.GC(dir, c.Duration("older-than"))
-					for _, id := range res.Removed {
-						fmt.Fprintln(c.App.Writer, "removed", id)
-					}
-					return err
-				},
+				UsageText: "jail sessions gc --older-than 24h [--audit-log FILE]",
+				Flags: []cli.Flag{&cli.DurationFlag{Name: "older-than", Value: 24 * time.Hour, Usage: "`AGE` since last use"},
+					&cli.StringFlag{Name: "audit-log", Usage: "append what gc did to the audit log `FILE` (a record of kind sessions_gc)"}},
+				Action: gcSessions,
 			},
 		},
 	}
