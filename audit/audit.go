@@ -19,8 +19,8 @@ import (
 // Record is one run's line: who ran what, where and when, then the run's
 // status record (the runner writes both, audit_line in jail/report.c).
 type Record struct {
-	Time        time.Time `json:"time"` // when the run ended, UTC, to the millisecond
-	Kind        string    `json:"kind"` // "run" (absent from logs older than the kinds)
+	Time        time.Time `json:"time"`   // when the run ended, UTC, to the millisecond
+	Kind        string    `json:"kind"`   // "run" (absent from logs older than the kinds)
 	RunID       string    `json:"run_id"` // 16 hex digits, random
 	Session     string    `json:"session"`
 	Argv        []string  `json:"argv"`
