@@ -179,7 +179,7 @@ func createSession(c *cli.Context) error {
 		}
 		return sessions.Create(dir, id, uid, gid, profile, nil)
 	}
-	src, err := gitSource(id, repo, branch, from)
+	src, err := gitSource(dir, id, repo, branch, from)
 	if err != nil {
 		return err
 	}
@@ -190,14 +190,14 @@ func createSession(c *cli.Context) error {
 }
 
 // gitSource checks REPO, the branch and the base for create --git.
-func gitSource(id, path, branch, from string) (*sessions.Source, error) {
+func gitSource(state, id, path, branch, from string) (*sessions.Source, error) {
 	if branch == "" {
 		branch = "jail/" + id
 	}
 	if err := sessions.CheckBranch(branch); err != nil {
 		return nil, fmt.Errorf("%w; fix: --branch NAME", err)
 	}
-	repo, err := sessions.OpenRepo(path)
+	repo, err := sessions.OpenRepo(state, path)
 	if err != nil {
 		return nil, err
 	}
@@ -273,13 +273,18 @@ func jailIn(profile, id string, stdout io.Writer, argv ...string) error {
 	if err != nil {
 		return err
 	}
+	// A time limit: the session's repository is the jail's, and a FIFO in
+	// its config would hang git, and the session's lock with it.
 	args := append([]string{"jail", "-p", profile, "--session", id, "--no-tty", "--network", "none",
-		"--max-output", "unlimited", "--cwd", "/workspace", "--"}, argv...)
+		"--max-output", "unlimited", "--time-limit", "10m", "--cwd", "/workspace", "--"}, argv...)
 	var stderr bytes.Buffer
 	cmd := &exec.Cmd{Path: self, Args: args, Stdout: stdout, Stderr: &capped{b: &stderr}, Env: os.Environ()}
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
+			if ee.ExitCode() == 153 {
+				return fmt.Errorf("%s in the jail: its output passed the file size limit of profile %s (limits.fsize, what a bundle may be)", argv[0], profile)
+			}
 			return fmt.Errorf("%s in the jail: exit status %d: %s", argv[0], ee.ExitCode(), sessions.LastLine(stderr.String()))
 		}
 		return err

@@ -61,7 +61,7 @@ func Fetch(state, id string, jail JailRun) (*Snapshot, error) {
 		}
 		return nil, fmt.Errorf("session %s was not made from a repository; fix: jail sessions create ID --git REPO", id)
 	}
-	repo, err := OpenRepo(m.Repository)
+	repo, err := OpenRepo(state, m.Repository)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", id, err)
 	}
@@ -124,10 +124,27 @@ func (s *Snapshot) fetch(id, ref string, jail JailRun) error {
 	return nil
 }
 
-// Diff writes the branch's changes against its base, a unified diff.
+// MaxDiffBlob is the largest file diff shows: git diff loads a blob whole
+// into memory, binary or not, and a jail can commit a blob of any size
+// that compresses to nothing (4 GiB of zeros is 4 MB).
+const MaxDiffBlob = 64 << 20
+
+// Diff writes the branch's changes against its base, a unified diff. A
+// branch with a file over MaxDiffBlob is refused before git reads it.
 func (s *Snapshot) Diff(w io.Writer) error {
 	if s.Tip == s.Meta.Base {
 		return nil
+	}
+	var big omitted
+	lister := s.git
+	lister.stdout = &big
+	if _, err := lister.run("rev-list", "--objects", fmt.Sprintf("--filter=blob:limit=%d", MaxDiffBlob), "--filter-print-omitted",
+		"^"+s.Meta.Base, s.Tip); err != nil {
+		return err
+	}
+	if big.oid != "" {
+		return fmt.Errorf("session branch %s holds a file of more than %s (blob %.12s): too large to diff on the host; "+
+			"fix: look at it in the session (jail --session ID -- git show --stat), or export the branch", s.Meta.Branch, "64M", big.oid)
 	}
 	g := s.git
 	g.stdout = w
@@ -154,6 +171,10 @@ func (s *Snapshot) Export(id, to string) (string, error) {
 		return "", fmt.Errorf("session %s: branch %s has no commit beyond its base %.12s: nothing to export; fix: commit in the session first (jail --session %s -- git commit -am MESSAGE)",
 			id, s.Meta.Branch, s.Meta.Base, id)
 	}
+	// A symbolic ref would move the branch it points to, not itself.
+	if _, err := s.Repo.git().run("symbolic-ref", "--quiet", ref); err == nil {
+		return "", fmt.Errorf("session %s: %s in %s is a symbolic ref: export would move the branch it points to; fix: export --to a branch of its own", id, ref, s.Repo.Top)
+	}
 	if s.Repo.CheckedOut(to) {
 		return "", fmt.Errorf("session %s: %s is the branch checked out in %s, whose working tree export would leave behind; fix: export --to another branch and merge it there", id, to, s.Repo.Top)
 	}
@@ -179,6 +200,32 @@ func (s *Snapshot) Export(id, to string) (string, error) {
 		return "", fmt.Errorf("session %s: export to %s in %s: %w", id, ref, s.Repo.Top, err)
 	}
 	return ref, nil
+}
+
+// omitted keeps the first object rev-list's --filter-print-omitted names
+// ("~OID" lines), reading the rest of its output as it streams by.
+type omitted struct {
+	oid     string
+	mid     bool // not at the start of a line
+	collect []byte
+	on      bool
+}
+
+func (o *omitted) Write(p []byte) (int, error) {
+	for _, c := range p {
+		switch {
+		case c == '\n':
+			if o.on && o.oid == "" {
+				o.oid = string(o.collect)
+			}
+			o.mid, o.on, o.collect = false, false, o.collect[:0]
+		case !o.mid:
+			o.mid, o.on = true, c == '~'
+		case o.on && len(o.collect) < 64:
+			o.collect = append(o.collect, c)
+		}
+	}
+	return len(p), nil
 }
 
 // limitedOut keeps what a jail prints of a commit name, and no more.

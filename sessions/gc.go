@@ -5,6 +5,9 @@ package sessions
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -49,5 +52,22 @@ func GC(state string, age time.Duration) (GCResult, error) {
 			r.Failed = append(r.Failed, GCFailure{ID: in.ID, Err: err.Error()})
 		}
 	}
+	sweepCreating(state)
 	return r, nil
+}
+
+// sweepCreating removes what a create killed midway left (.creating-*,
+// a whole copy of a repository's objects), once it is an hour old: no
+// create takes that long, and no call or list ever sees those.
+func sweepCreating(state string) {
+	dir := filepath.Join(state, "sessions")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), ".creating-") && time.Since(fi.ModTime()) > time.Hour {
+			removeAll(filepath.Join(dir, e.Name()))
+		}
+	}
 }

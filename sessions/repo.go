@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // Repo is a repository a session is made from or exported to.
@@ -27,7 +29,13 @@ func (r Repo) git() gitRun { return gitRun{dir: r.Top} }
 // has no working tree to be dirty). git looks no higher than path
 // (GIT_CEILING_DIRECTORIES): a directory inside some other repository
 // is not taken for it.
-func OpenRepo(path string) (Repo, error) {
+//
+// It refuses, before running any git in it, a repository git would read
+// hostile configuration from: one under the state directory state (a
+// session's workspace is a jail's to write: its hooks and filters would
+// run on the host) and, for root, one another user owns (its config would
+// run as root; git's own safe.directory refuses it too, less clearly).
+func OpenRepo(state, path string) (Repo, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return Repo{}, fmt.Errorf("repository %s: %w", path, err)
@@ -37,6 +45,9 @@ func OpenRepo(path string) (Repo, error) {
 	}
 	if abs, err = filepath.EvalSymlinks(abs); err != nil {
 		return Repo{}, fmt.Errorf("repository %s: %w", path, err)
+	}
+	if err := trusted(state, path, abs); err != nil {
+		return Repo{}, err
 	}
 	g := gitRun{dir: abs, env: []string{"GIT_CEILING_DIRECTORIES=" + filepath.Dir(abs)}}
 	out, err := g.run("rev-parse", "--is-bare-repository", "--is-inside-git-dir", "--git-path", "objects", "--show-object-format")
@@ -77,6 +88,26 @@ func OpenRepo(path string) (Repo, error) {
 		return Repo{}, fmt.Errorf("repository %s is a partial clone (objects are missing); fix: git -C %s fetch --refetch, or clone it in full", path, abs)
 	}
 	return r, nil
+}
+
+// trusted refuses a repository whose configuration jail must not let git
+// read on the host (OpenRepo says which).
+func trusted(state, path, abs string) error {
+	if sd, err := filepath.EvalSymlinks(state); err == nil {
+		if rel, err := filepath.Rel(sd, abs); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
+			return fmt.Errorf("repository %s is in jail's state directory %s, where jails write (a session's workspace): git run there on the host "+
+				"would run what a jail configured; fix: export the session into your repository (jail sessions export) and make the new session from that", path, sd)
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(abs, &st); err != nil {
+		return fmt.Errorf("repository %s: %w", path, err)
+	}
+	if os.Geteuid() == 0 && st.Uid != 0 {
+		return fmt.Errorf("repository %s belongs to uid %d, not root: git run in it as root would run its owner's hooks and filters as root, so jail does not; "+
+			"fix: run jail sessions as uid %d, or give root a clone of its own", path, st.Uid, st.Uid)
+	}
+	return nil
 }
 
 // Commit resolves ref to a commit of r.
