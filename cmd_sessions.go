@@ -215,7 +215,7 @@ func gitSource(state, id, path, branch, from string) (*sessions.Source, error) {
 		return nil, fmt.Errorf("branch %s exists already in %s; fix: --branch another name, or delete it (git -C %s branch -D %s)", branch, repo.Top, repo.Top, branch)
 	}
 	if repo.Dirty() {
-		fmt.Fprintf(os.Stderr, "jail: %s has uncommitted changes; session %s starts from %s (commit %.12s) without them\n", repo.Top, id, ref, base)
+		fmt.Fprintf(os.Stderr, "jail: %s has changes staged but not committed; session %s starts from %s (commit %.12s) without them\n", repo.Top, id, ref, base)
 	}
 	return &sessions.Source{Repo: repo, Base: base, Branch: branch}, nil
 }

@@ -26,6 +26,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // JailRun runs argv in session id's jail, in profile, with stdout going to
@@ -124,31 +126,36 @@ func (s *Snapshot) fetch(id, ref string, jail JailRun) error {
 	return nil
 }
 
-// MaxDiffBlob is the largest file diff shows: git diff loads a blob whole
-// into memory, binary or not, and a jail can commit a blob of any size
-// that compresses to nothing (4 GiB of zeros is 4 MB).
-const MaxDiffBlob = 64 << 20
+// What diff reads, at most: git diff loads both sides of each file whole,
+// and a jail can commit files of any size that compress to nothing (4 GiB
+// of zeros is 4 MB, a file of newlines costs xdiff ~40 bytes a line), as
+// many paths as it likes sharing one blob. The sizes of the blobs a diff
+// reads are added up before it runs, and the diff itself runs in 2 GiB of
+// address space.
+const (
+	MaxDiffBytes = 64 << 20
+	MaxDiffPaths = 100000
+	diffMemKB    = 2 << 20
+)
 
-// Diff writes the branch's changes against its base, a unified diff. A
-// branch with a file over MaxDiffBlob is refused before git reads it.
+// Diff writes the branch's changes against its base, a unified diff; a
+// branch past MaxDiffBytes or MaxDiffPaths is refused before git reads it.
 func (s *Snapshot) Diff(w io.Writer) error {
 	if s.Tip == s.Meta.Base {
 		return nil
 	}
-	var big omitted
-	lister := s.git
-	lister.stdout = &big
-	if _, err := lister.run("rev-list", "--objects", fmt.Sprintf("--filter=blob:limit=%d", MaxDiffBlob), "--filter-print-omitted",
-		"^"+s.Meta.Base, s.Tip); err != nil {
+	size, paths, err := s.diffSize()
+	if err != nil {
 		return err
 	}
-	if big.oid != "" {
-		return fmt.Errorf("session branch %s holds a file of more than %s (blob %.12s): too large to diff on the host; "+
-			"fix: look at it in the session (jail --session ID -- git show --stat), or export the branch", s.Meta.Branch, "64M", big.oid)
+	if size > MaxDiffBytes || paths > MaxDiffPaths {
+		return fmt.Errorf("session branch %s changes %d files of %d MiB in all: too large to diff on the host (at most %d files, %d MiB); "+
+			"fix: look at it in the session (jail --session ID -- git diff --stat BASE), or export the branch", s.Meta.Branch, paths, size>>20, MaxDiffPaths, MaxDiffBytes>>20)
 	}
 	g := s.git
 	g.stdout = w
-	_, err := g.run("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--end-of-options", s.Meta.Base, s.Tip)
+	g.memKB = diffMemKB
+	_, err = g.run("diff", "--no-ext-diff", "--no-textconv", "--no-color", "--end-of-options", s.Meta.Base, s.Tip)
 	return err
 }
 
@@ -202,30 +209,48 @@ func (s *Snapshot) Export(id, to string) (string, error) {
 	return ref, nil
 }
 
-// omitted keeps the first object rev-list's --filter-print-omitted names
-// ("~OID" lines), reading the rest of its output as it streams by.
-type omitted struct {
-	oid     string
-	mid     bool // not at the start of a line
-	collect []byte
-	on      bool
-}
-
-func (o *omitted) Write(p []byte) (int, error) {
-	for _, c := range p {
-		switch {
-		case c == '\n':
-			if o.on && o.oid == "" {
-				o.oid = string(o.collect)
+// diffSize is what a diff of the branch reads: the sizes of both sides of
+// every file it changes, from the trees alone (no blob is read), and how
+// many files.
+func (s *Snapshot) diffSize() (uint64, int, error) {
+	raw, err := s.git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", "--end-of-options", s.Meta.Base, s.Tip)
+	if err != nil {
+		return 0, 0, err
+	}
+	// ":MODE MODE OID OID STATUS\0PATH\0", one a file.
+	var oids []string
+	paths := 0
+	f := strings.Split(raw, "\x00")
+	for i := 0; i+1 < len(f); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(f[i], ":"))
+		if len(meta) < 4 {
+			continue
+		}
+		paths++
+		for _, m := range []int{0, 1} {
+			if meta[m] != "160000" && strings.Trim(meta[2+m], "0") != "" { // a submodule's commit is not read
+				oids = append(oids, meta[2+m])
 			}
-			o.mid, o.on, o.collect = false, false, o.collect[:0]
-		case !o.mid:
-			o.mid, o.on = true, c == '~'
-		case o.on && len(o.collect) < 64:
-			o.collect = append(o.collect, c)
 		}
 	}
-	return len(p), nil
+	if len(oids) == 0 {
+		return 0, paths, nil
+	}
+	g := s.git
+	g.stdin = strings.NewReader(strings.Join(oids, "\n") + "\n")
+	out, err := g.run("cat-file", "--batch-check=%(objectsize)")
+	if err != nil {
+		return 0, 0, err
+	}
+	var total uint64
+	for _, line := range strings.Split(out, "\n") {
+		n, err := strconv.ParseUint(line, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("the size of a file of the branch: %q", line)
+		}
+		total += n
+	}
+	return total, paths, nil
 }
 
 // limitedOut keeps what a jail prints of a commit name, and no more.

@@ -57,8 +57,9 @@ func GC(state string, age time.Duration) (GCResult, error) {
 }
 
 // sweepCreating removes what a create killed midway left (.creating-*,
-// a whole copy of a repository's objects), once it is an hour old: no
-// create takes that long, and no call or list ever sees those.
+// a whole copy of a repository's objects), once it is a day old (its
+// mtime: a create paused that long fails cleanly when it goes on); no
+// call or list ever sees those.
 func sweepCreating(state string) {
 	dir := filepath.Join(state, "sessions")
 	ents, err := os.ReadDir(dir)
@@ -66,7 +67,7 @@ func sweepCreating(state string) {
 		return
 	}
 	for _, e := range ents {
-		if fi, err := e.Info(); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), ".creating-") && time.Since(fi.ModTime()) > time.Hour {
+		if fi, err := e.Info(); err == nil && e.IsDir() && strings.HasPrefix(e.Name(), ".creating-") && time.Since(fi.ModTime()) > 24*time.Hour {
 			removeAll(filepath.Join(dir, e.Name()))
 		}
 	}

@@ -43,13 +43,20 @@ type gitRun struct {
 	own    bool     // a repository jail made: no global or system config
 	env    []string // more variables
 	stdout io.Writer
+	stdin  io.Reader
+	// memKB bounds git's address space (RLIMIT_AS, by the shell's
+	// ulimit -v before it execs git): 0 for none.
+	memKB int
 }
 
 // gitEnv is the environment of a host git: the caller's, without GIT_*.
 func gitEnv(own bool, more []string) []string {
 	var env []string
+	root := os.Geteuid() == 0
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
+		// git trusts a SUDO_UID's repositories for root (safe.directory):
+		// root's git here trusts root's own alone.
+		if !strings.HasPrefix(kv, "GIT_") && !(root && strings.HasPrefix(kv, "SUDO_")) {
 			env = append(env, kv)
 		}
 	}
@@ -64,6 +71,11 @@ func gitEnv(own bool, more []string) []string {
 // trimmed; a failure carries git's last line of stderr.
 func (g gitRun) run(args ...string) (string, error) {
 	cmd := exec.Command("git", append(slicesClone(hardening), args...)...)
+	if g.memKB > 0 {
+		cmd = exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec git "$@"`, g.memKB), "git"},
+			append(slicesClone(hardening), args...)...)...)
+	}
+	cmd.Stdin = g.stdin
 	cmd.Dir = g.dir
 	if cmd.Dir == "" {
 		cmd.Dir = "/"

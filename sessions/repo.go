@@ -91,21 +91,50 @@ func OpenRepo(state, path string) (Repo, error) {
 }
 
 // trusted refuses a repository whose configuration jail must not let git
-// read on the host (OpenRepo says which).
+// read on the host (OpenRepo says which). A session's workspace is known
+// by what it is, not by its path: any directory of the repository's path
+// that is jail's state directory (by device and inode: a bind mount or
+// another JAIL_STATE_DIR does not hide it), or a "workspace" beside a
+// session's "lock" or "meta.json".
 func trusted(state, path, abs string) error {
-	if sd, err := filepath.EvalSymlinks(state); err == nil {
-		if rel, err := filepath.Rel(sd, abs); err == nil && (rel == "." || !strings.HasPrefix(rel, "..")) {
-			return fmt.Errorf("repository %s is in jail's state directory %s, where jails write (a session's workspace): git run there on the host "+
-				"would run what a jail configured; fix: export the session into your repository (jail sessions export) and make the new session from that", path, sd)
+	inSession := fmt.Errorf("repository %s is in a jail session's workspace, where a jail writes: git run there on the host "+
+		"would run what the jail configured (hooks, filters); fix: export the session into your repository (jail sessions export) and make the new session from that", path)
+	var sd unix.Stat_t
+	haveState := unix.Stat(state, &sd) == nil
+	for dir := abs; ; dir = filepath.Dir(dir) {
+		var st unix.Stat_t
+		if unix.Stat(dir, &st) == nil && haveState && st.Dev == sd.Dev && st.Ino == sd.Ino {
+			return inSession
+		}
+		if filepath.Base(dir) == "workspace" {
+			for _, mark := range []string{"lock", "meta.json"} {
+				if fi, err := os.Lstat(filepath.Join(filepath.Dir(dir), mark)); err == nil && fi.Mode().IsRegular() {
+					return inSession
+				}
+			}
+		}
+		if dir == "/" || dir == "." {
+			break
 		}
 	}
-	var st unix.Stat_t
-	if err := unix.Stat(abs, &st); err != nil {
-		return fmt.Errorf("repository %s: %w", path, err)
+	if os.Geteuid() != 0 {
+		return nil
 	}
-	if os.Geteuid() == 0 && st.Uid != 0 {
-		return fmt.Errorf("repository %s belongs to uid %d, not root: git run in it as root would run its owner's hooks and filters as root, so jail does not; "+
-			"fix: run jail sessions as uid %d, or give root a clone of its own", path, st.Uid, st.Uid)
+	// git's own check (safe.directory) refuses these for root too, but
+	// says "not a git repository"; its SUDO_UID exception is not passed
+	// to a root's git (gitEnv).
+	for _, p := range []string{abs, filepath.Join(abs, ".git")} {
+		var st unix.Stat_t
+		if err := unix.Lstat(p, &st); err != nil {
+			if p == abs {
+				return fmt.Errorf("repository %s: %w", path, err)
+			}
+			continue
+		}
+		if st.Uid != 0 {
+			return fmt.Errorf("repository %s: %s belongs to uid %d, not root: git run in it as root would run its owner's hooks and filters as root, so jail does not; "+
+				"fix: run jail sessions as uid %d, or give root a clone of its own", path, p, st.Uid, st.Uid)
+		}
 	}
 	return nil
 }
@@ -139,15 +168,17 @@ func (r Repo) Branch(name string) (string, error) {
 	return out, nil
 }
 
-// Dirty says whether r's working tree has changes to tracked files
-// (untracked files are not looked for: in a large tree that is slow, and
-// they are not in a commit either).
+// Dirty says whether r's index has changes staged against HEAD. It reads
+// no file of the working tree: comparing one with the index can run the
+// repository's clean filters (a racily clean entry is read through them),
+// and a repository a jail once had a writable bind to holds a jail's
+// filters. Changes not staged are not seen; the note says so.
 func (r Repo) Dirty() bool {
 	if r.Bare {
 		return false
 	}
-	out, err := r.git().run("status", "--porcelain", "--untracked-files=no", "--ignore-submodules")
-	return err == nil && out != ""
+	_, err := r.git().run("diff-index", "--cached", "--quiet", "--ignore-submodules", "HEAD", "--")
+	return exitCode(err) == 1
 }
 
 // CheckedOut says whether branch name is r's checked-out branch.
