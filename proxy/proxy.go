@@ -350,8 +350,8 @@ func (p *proxy) accept(ln net.Listener, serve func(net.Conn)) {
 }
 
 // acceptLimited serves each connection to ln in a goroutine, holding a
-// slot of slots while it does; one that finds them all taken is closed at
-// once and told to full (nil: nothing). It returns when ln is closed.
+// slot of slots while it does; one that finds them all taken is told to
+// full (nil: nothing) and closed at once. It returns when ln is closed.
 func acceptLimited(ln net.Listener, slots chan struct{}, serve, full func(net.Conn)) {
 	for {
 		c, err := ln.Accept()
@@ -365,10 +365,12 @@ func acceptLimited(ln net.Listener, slots chan struct{}, serve, full func(net.Co
 		select {
 		case slots <- struct{}{}:
 		default:
-			c.Close()
+			// Recorded before the close, which the client sees: a
+			// refusal it saw is already in the report.
 			if full != nil {
 				full(c)
 			}
+			c.Close()
 			continue
 		}
 		go func() {
