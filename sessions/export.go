@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -200,11 +201,22 @@ func (s *Snapshot) Export(id, to string) (string, error) {
 			return "", err
 		}
 	}
-	// No '+': git itself refuses a non-fast-forward, should the branch
-	// have moved since, and a branch checked out in any worktree.
+	if wt, err := s.Repo.git().run("worktree", "list", "--porcelain"); err == nil && slices.Contains(strings.Split(wt, "\n"), "branch "+ref) {
+		return "", fmt.Errorf("session %s: %s is checked out in a worktree of %s, which export would leave behind; fix: export --to another branch and merge it there", id, to, s.Repo.Top)
+	}
+	// The objects first, into no ref; then the one ref, by update-ref:
+	// --no-deref never follows a symbolic ref (one made since the check
+	// above is replaced, not followed), and the old value makes it a
+	// compare-and-swap: a branch that moved meanwhile is not overwritten.
 	if _, err := s.Repo.git().run("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-maintenance",
-		s.git.dir, "refs/jail/tip:"+ref); err != nil {
+		s.git.dir, "refs/jail/tip"); err != nil {
 		return "", fmt.Errorf("session %s: export to %s in %s: %w", id, ref, s.Repo.Top, err)
+	}
+	if old == "" {
+		old = strings.Repeat("0", len(s.Tip))
+	}
+	if _, err := s.Repo.git().run("update-ref", "--no-deref", "-m", "jail sessions export "+id, ref, s.Tip, old); err != nil {
+		return "", fmt.Errorf("session %s: export to %s in %s (did it move meanwhile?): %w", id, ref, s.Repo.Top, err)
 	}
 	return ref, nil
 }

@@ -12,12 +12,14 @@ package sessions
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -36,6 +38,9 @@ var hardening = []string{
 	"-c", "protocol.allow=never",
 	"-c", "protocol.file.allow=always",
 }
+
+// gitTimeout bounds each host git command.
+const gitTimeout = 10 * time.Minute
 
 // gitRun is one host git command.
 type gitRun struct {
@@ -70,9 +75,13 @@ func gitEnv(own bool, more []string) []string {
 // run runs git args and returns its stdout (when not sent elsewhere),
 // trimmed; a failure carries git's last line of stderr.
 func (g gitRun) run(args ...string) (string, error) {
-	cmd := exec.Command("git", append(slicesClone(hardening), args...)...)
+	// A time limit: a repository's config may name a FIFO (include.path),
+	// and git would wait on it for good.
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append(slicesClone(hardening), args...)...)
 	if g.memKB > 0 {
-		cmd = exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec git "$@"`, g.memKB), "git"},
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec git "$@"`, g.memKB), "git"},
 			append(slicesClone(hardening), args...)...)...)
 	}
 	cmd.Stdin = g.stdin
