@@ -17,8 +17,9 @@ package sessions
 //     checks it as it would a pack from the network (fsck on), and no hook
 //     of the bundle's or the session's is run.
 //  3. diff runs in the scratch repository, with --no-ext-diff and
-//     --no-textconv; export fetches that one ref from the scratch
-//     repository into REPO, fast-forward only, hooks off.
+//     --no-textconv; export fetches its objects from the scratch
+//     repository into REPO (into no ref) and sets the one branch by
+//     update-ref with its old value, fast-forward only, hooks off.
 
 import (
 	"errors"
@@ -26,7 +27,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -165,8 +165,9 @@ var ErrNotFastForward = errors.New("not a fast-forward")
 
 // Export sets REPO's branch to (default the session's branch name) to the
 // session's commit, when that is a fast-forward (or the branch is new),
-// and changes nothing else in REPO: one ref, fetched from the scratch
-// repository with no hook run. It returns the ref.
+// and changes nothing else in REPO: its objects fetched from the scratch
+// repository, the one ref set by update-ref, no hook run. It returns the
+// ref.
 func (s *Snapshot) Export(id, to string) (string, error) {
 	if to == "" {
 		to = s.Meta.Branch
@@ -201,8 +202,12 @@ func (s *Snapshot) Export(id, to string) (string, error) {
 			return "", err
 		}
 	}
-	if wt, err := s.Repo.git().run("worktree", "list", "--porcelain"); err == nil && slices.Contains(strings.Split(wt, "\n"), "branch "+ref) {
-		return "", fmt.Errorf("session %s: %s is checked out in a worktree of %s, which export would leave behind; fix: export --to another branch and merge it there", id, to, s.Repo.Top)
+	busy, err := s.Repo.inUse(ref)
+	if err != nil {
+		return "", err
+	}
+	if busy != "" {
+		return "", fmt.Errorf("session %s: %s is %s in %s, which export would leave behind; fix: export --to another branch and merge it there", id, to, busy, s.Repo.Top)
 	}
 	// The objects first, into no ref; then the one ref, by update-ref:
 	// --no-deref never follows a symbolic ref (one made since the check

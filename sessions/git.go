@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -84,6 +85,11 @@ func (g gitRun) run(args ...string) (string, error) {
 		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec git "$@"`, g.memKB), "git"},
 			append(slicesClone(hardening), args...)...)...)
 	}
+	// The whole group on time-out: git's children (index-pack, a
+	// hook-less upload-pack) hold its pipes, and Run would wait on them.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	cmd.Stdin = g.stdin
 	cmd.Dir = g.dir
 	if cmd.Dir == "" {

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -188,6 +189,42 @@ func (r Repo) CheckedOut(name string) bool {
 	}
 	out, _ := r.git().run("symbolic-ref", "--quiet", "HEAD")
 	return out == "refs/heads/"+name
+}
+
+// inUse says how a worktree of r uses branch ref, which update-ref (unlike
+// a fetch into it) does not ask: checked out in a linked worktree, or
+// being rebased or bisected in any (a rebase shows HEAD detached, and its
+// --abort would reset the branch, undoing the export); "" when none does.
+func (r Repo) inUse(ref string) (string, error) {
+	wt, err := r.git().run("worktree", "list", "--porcelain")
+	if err != nil {
+		return "", fmt.Errorf("repository %s: its worktrees: %w", r.Top, err)
+	}
+	if slices.Contains(strings.Split(wt, "\n"), "branch "+ref) {
+		return "checked out in a worktree", nil
+	}
+	common, err := r.git().run("rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return "", fmt.Errorf("repository %s: %w", r.Top, err)
+	}
+	dirs := []string{common}
+	if ents, err := os.ReadDir(filepath.Join(common, "worktrees")); err == nil {
+		for _, e := range ents {
+			dirs = append(dirs, filepath.Join(common, "worktrees", e.Name()))
+		}
+	}
+	branch := strings.TrimPrefix(ref, "refs/heads/")
+	for _, d := range dirs {
+		for _, f := range []struct{ file, want, what string }{
+			{"rebase-merge/head-name", ref, "being rebased"}, {"rebase-apply/head-name", ref, "being rebased"},
+			{"BISECT_START", branch, "being bisected"},
+		} {
+			if b, err := os.ReadFile(filepath.Join(d, f.file)); err == nil && strings.TrimSpace(string(b)) == f.want {
+				return f.what, nil
+			}
+		}
+	}
+	return "", nil
 }
 
 // identity is r's user.name and user.email (the caller's, from r's config
