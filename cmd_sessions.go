@@ -5,7 +5,6 @@ package main
 // own), listed, diffed and exported back, removed and collected.
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -277,8 +276,8 @@ func jailIn(profile, id string, stdout io.Writer, argv ...string) error {
 	// its config would hang git, and the session's lock with it.
 	args := append([]string{"jail", "-p", profile, "--session", id, "--no-tty", "--network", "none",
 		"--max-output", "unlimited", "--time-limit", "10m", "--cwd", "/workspace", "--"}, argv...)
-	var stderr bytes.Buffer
-	cmd := &exec.Cmd{Path: self, Args: args, Stdout: stdout, Stderr: &capped{b: &stderr}, Env: os.Environ()}
+	stderr := sessions.Limited{N: 1 << 16}
+	cmd := &exec.Cmd{Path: self, Args: args, Stdout: stdout, Stderr: &stderr, Env: os.Environ()}
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -290,16 +289,6 @@ func jailIn(profile, id string, stdout io.Writer, argv ...string) error {
 		return err
 	}
 	return nil
-}
-
-// capped keeps the first 64 KiB written.
-type capped struct{ b *bytes.Buffer }
-
-func (w *capped) Write(p []byte) (int, error) {
-	if room := 1<<16 - w.b.Len(); room > 0 {
-		w.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
 }
 
 // sessionArgs takes the n positional words of a sessions subcommand

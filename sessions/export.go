@@ -70,11 +70,11 @@ func Fetch(state, id string, jail JailRun) (*Snapshot, error) {
 	}
 	s := &Snapshot{Meta: m, Repo: repo}
 	ref := "refs/heads/" + m.Branch
-	var out limitedOut
+	out := Limited{N: 256} // a commit name, and no more
 	if err := jail(m.Profile, id, &out, "git", "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}"); err != nil {
 		return nil, fmt.Errorf("session %s: its branch %s: %w; fix: jail --session %s -- git switch %s", id, m.Branch, err, id, m.Branch)
 	}
-	tip := out.String()
+	tip := strings.TrimRight(out.String(), "\r\n ")
 	if !isHex(tip) {
 		return nil, fmt.Errorf("session %s: its branch %s: git rev-parse said %q", id, m.Branch, LastLine(tip))
 	}
@@ -268,22 +268,4 @@ func (s *Snapshot) diffSize() (uint64, int, error) {
 		total += n
 	}
 	return total, paths, nil
-}
-
-// limitedOut keeps what a jail prints of a commit name, and no more.
-type limitedOut struct{ b []byte }
-
-func (o *limitedOut) Write(p []byte) (int, error) {
-	if room := 256 - len(o.b); room > 0 {
-		o.b = append(o.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
-}
-
-func (o *limitedOut) String() string {
-	s := string(o.b)
-	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == '\r' || s[len(s)-1] == ' ') {
-		s = s[:len(s)-1]
-	}
-	return s
 }

@@ -96,12 +96,13 @@ func (g gitRun) run(args ...string) (string, error) {
 		cmd.Dir = "/"
 	}
 	cmd.Env = gitEnv(g.own, g.env)
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	errb := Limited{N: 1 << 16}
 	cmd.Stdout = &out
 	if g.stdout != nil {
 		cmd.Stdout = g.stdout
 	}
-	cmd.Stderr = &limited{b: &errb, n: 1 << 16}
+	cmd.Stderr = &errb
 	if err := cmd.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -137,18 +138,23 @@ func exitCode(err error) int {
 	return -1
 }
 
-// limited keeps the first n bytes written and drops the rest.
-type limited struct {
-	b *bytes.Buffer
-	n int
+// Limited keeps the first N bytes written to it and drops the rest, never
+// failing a write: what a command says, kept without letting it fill
+// memory.
+type Limited struct {
+	N int
+	b bytes.Buffer
 }
 
-func (l *limited) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
+func (l *Limited) Write(p []byte) (int, error) {
+	if room := l.N - l.b.Len(); room > 0 {
 		l.b.Write(p[:min(room, len(p))])
 	}
 	return len(p), nil
 }
+
+// String is what was kept.
+func (l *Limited) String() string { return l.b.String() }
 
 // LastLine is the last non-empty line of s, made safe for a terminal:
 // text a jail wrote (its git's stderr) reaches the caller's screen, so
