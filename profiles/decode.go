@@ -221,7 +221,11 @@ func (d *decoder) cgroupLimit(lim *Limits, k, key string, v any) bool {
 		var n uint64
 		if n, err = parseSize(v); err == nil {
 			err = checkDisk(n)
-			*map[string]**uint64{"disk": &lim.Disk, "session_disk": &lim.SessionDisk}[k] = &n
+			if k == "disk" {
+				lim.Disk = &n
+			} else {
+				lim.SessionDisk = &n
+			}
 		}
 	case "disk_reserve":
 		var r Reserve
