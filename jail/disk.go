@@ -7,6 +7,7 @@ package jail
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -48,6 +49,14 @@ func planDisk(l Limits, sessionDir string, binds []mount.Writable) (diskPlan, er
 	d := diskPlan{limit: l.Disk, reserve: l.DiskReserve, percent: l.DiskReservePercent, binds: binds}
 	if sessionDir != "" && l.SessionDisk != 0 {
 		d.session, d.sessionDir = l.SessionDisk, sessionDir
+	}
+	// A kernel without task I/O accounting would count nothing: no run
+	// with a disk limit there.
+	if d.limit != 0 || d.session != 0 {
+		if b, err := os.ReadFile("/proc/self/io"); err != nil || !strings.Contains(string(b), "\nwrite_bytes: ") {
+			return d, fmt.Errorf("the disk limit cannot be counted here: /proc/self/io is not readable (a kernel without task I/O accounting?); " +
+				"fix: run without limits.disk (--disk unlimited); the free-space reserve still holds")
+		}
 	}
 	if d.reserve == 0 && d.percent == 0 {
 		d.reserve, d.percent = DefaultDiskReserve, DefaultDiskReservePercent

@@ -39,8 +39,6 @@
 #include "jail/runlimits.h"
 #include "jail/runner.h"
 
-static uint64_t io_written(pid_t pid, int *bad);
-
 /* fmt_about writes n rounded, for a person: "70M", "31.9G". */
 static void fmt_about(uint64_t n, char *out, size_t size)
 {
@@ -157,13 +155,8 @@ int disk_arm(struct disk *d, const struct run_plan *p, struct jerr *e)
 {
 	if (!d->nfs && d->limit == UINT64_MAX)
 		return 0;
-	/* A kernel without task I/O accounting, or a /proc that hides it,
-	 * would count nothing: no run with a disk limit there. */
-	int bad = 0;
-	if (d->limit != UINT64_MAX && (io_written(getpid(), &bad), bad))
-		return jerr_set(e, errno ? errno : ENOENT,
-				"the disk limit cannot be counted here: /proc/self/io is not readable (a kernel without task I/O accounting, or a /proc that hides it); "
-				"fix: run without limits.disk (--disk unlimited); the free-space reserve still holds");
+	/* A kernel without task I/O accounting is refused when the run is
+	 * planned (jail/disk.go), not read again on every call. */
 	d->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (d->timer < 0 || set_tick(d, TICK_NS) < 0)
 		return jerr_set(e, errno, "timerfd for the disk limits");
