@@ -194,7 +194,7 @@ int tun_setup(int fd, struct jerr *e)
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof ifr);
 	strcpy(ifr.ifr_name, TUN_NAME);
-	ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+	ifr.ifr_flags = IFF_TUN | IFF_NO_PI | IFF_VNET_HDR;
 	if (ioctl(fd, TUNSETIFF, &ifr) < 0)
 		return jerr_set(e, errno, "allowlist network: create the TUN device");
 	/* Persistent: the last close of a device that is not unregisters it

@@ -62,7 +62,7 @@ type Stack struct {
 	sem chan struct{} // one token per open connection, MaxConns in all
 	// sources are the jail's own addresses: SYNs from others are reset.
 	sources []netip.Addr
-	link    *heldLink
+	link    *tunLink
 
 	closing   atomic.Bool
 	closeOnce sync.Once
@@ -98,19 +98,20 @@ func Start(fd int, opts Options, h Handler) (*Stack, error) {
 	})
 	if err := s.configure(link, opts); err != nil {
 		s.ns.Destroy()
+		link.close()
 		return nil, err
 	}
 	// Only now does the stack read the TUN: the SYN that made the runner
 	// start this helper is waiting in the TUN's queue, and had it been
 	// read before the NIC was promiscuous and routed it would have been
 	// dropped, costing the jail's first connection a 1 s retransmit.
-	link.release()
+	link.start()
 	s.link = link
 	return s, nil
 }
 
 // configure sets the stack up around link, which does not read yet.
-func (s *Stack) configure(link *heldLink, opts Options) error {
+func (s *Stack) configure(link *tunLink, opts Options) error {
 	if err := tuneTCP(s.ns, opts); err != nil {
 		return err
 	}
@@ -183,8 +184,8 @@ func (s *Stack) Done() <-chan struct{} {
 	return s.done
 }
 
-// linkEnded is told by the link that its reader stopped.
-func (s *Stack) linkEnded(tcpip.Error) {
+// linkEnded is told by the link that it stopped reading or writing.
+func (s *Stack) linkEnded(error) {
 	s.doneOnce.Do(func() { close(s.done) })
 }
 
@@ -198,7 +199,7 @@ func (s *Stack) Close() {
 		// Destroy stops it holding the stack's lock, which a packet
 		// being delivered may be waiting for (a reset's route), and
 		// then both wait for ever.
-		s.link.Attach(nil)
+		s.link.haltReading()
 		s.ns.Destroy()
 		// An endpoint whose handshake completed while Destroy ran is
 		// missed by it, and with the NIC gone nothing would ever wake
@@ -206,6 +207,7 @@ func (s *Stack) Close() {
 		for _, ep := range s.ns.RegisteredEndpoints() {
 			ep.Abort()
 		}
+		s.link.close()
 		s.linkEnded(nil)
 		unix.Close(s.fd)
 	})
