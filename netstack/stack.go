@@ -41,8 +41,11 @@ const timeWait = time.Second
 //     rest unanswered (Stats().TCP.ForwardMaxInFlightDrop), and the
 //     jail's kernel retries them;
 //   - connections: MaxConns, each with buffers of at most BufMax a way;
-//   - packets: one processor (link.go), so the backlog waits in the TUN's
-//     queue, 500 packets, past which the kernel drops;
+//   - packets in: one reader that runs each through the stack before
+//     reading the next (link.go), so the backlog waits in the TUN's queue,
+//     500 packets, past which the kernel drops;
+//   - packets out: 1024 queued for the writer, past which the stack's
+//     packets are dropped (TCP sends them again);
 //   - fragments: gVisor reassembles at most 4 MiB per IP version, and
 //     drops a datagram left incomplete for 30 s (v4) or 60 s (v6);
 //   - ICMP errors, the UDP refusals among them: gVisor sends at most
