@@ -28,6 +28,13 @@ type jailNet struct {
 // needs what this host or user lacks.
 func newJailNet(t *testing.T, mtu int) *jailNet {
 	t.Helper()
+	return newJailNetFlags(t, mtu, unix.IFF_TUN|unix.IFF_NO_PI|unix.IFF_VNET_HDR)
+}
+
+// newJailNetFlags is newJailNet with the device made with flags, as
+// jail/tun.c's TUNSETIFF might be.
+func newJailNetFlags(t *testing.T, mtu int, flags uint16) *jailNet {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: makes a network namespace and a TUN device")
 	}
@@ -39,7 +46,7 @@ func newJailNet(t *testing.T, mtu int) *jailNet {
 	}
 	j := &jailNet{tun: -1, work: make(chan func())}
 	ready := make(chan error)
-	go j.live(mtu, ready)
+	go j.live(mtu, flags, ready)
 	if err := <-ready; err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +57,9 @@ func newJailNet(t *testing.T, mtu int) *jailNet {
 // live runs on the namespace's thread until the test ends. The thread is
 // never unlocked, so it dies with this goroutine and takes nothing of
 // the namespace back to the Go scheduler.
-func (j *jailNet) live(mtu int, ready chan<- error) {
+func (j *jailNet) live(mtu int, flags uint16, ready chan<- error) {
 	runtime.LockOSThread()
-	if err := j.setUp(mtu); err != nil {
+	if err := j.setUp(mtu, flags); err != nil {
 		if j.tun >= 0 {
 			unix.Close(j.tun)
 		}
@@ -65,7 +72,7 @@ func (j *jailNet) live(mtu int, ready chan<- error) {
 	}
 }
 
-func (j *jailNet) setUp(mtu int) error {
+func (j *jailNet) setUp(mtu int, flags uint16) error {
 	if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 		return fmt.Errorf("unshare a network namespace: %w", err)
 	}
@@ -79,7 +86,7 @@ func (j *jailNet) setUp(mtu int) error {
 	if err != nil {
 		return err
 	}
-	ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI | unix.IFF_VNET_HDR)
+	ifr.SetUint16(flags)
 	if err := unix.IoctlIfreq(fd, unix.TUNSETIFF, ifr); err != nil {
 		return fmt.Errorf("TUNSETIFF: %w", err)
 	}

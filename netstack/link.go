@@ -1,55 +1,46 @@
 // The link: the jail's TUN device (IFF_TUN|IFF_NO_PI|IFF_VNET_HDR) between
-// the jail's kernel and gVisor's stack, in two goroutines: one reads what
-// the jail sends and runs it through the stack; one writes what the stack
-// sends, so that the jail's kernel receiving it (which happens inside the
-// write) overlaps the stack making the next segment.
+// the jail's kernel and gVisor's stack: a reader and a writer of the fd
+// (linkio.go), so that the jail's kernel receiving a segment (which
+// happens inside the write) overlaps the stack making the next one. Here:
+// its making, its queue, its end.
 
 package netstack
 
 import (
 	"context"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
-	"gvisor.dev/gvisor/pkg/buffer"
 	"gvisor.dev/gvisor/pkg/tcpip"
-	"gvisor.dev/gvisor/pkg/tcpip/header"
 	"gvisor.dev/gvisor/pkg/tcpip/link/channel"
 	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
 
-// vnetHdrLen is struct virtio_net_hdr's size, which the kernel puts
-// before each packet of an IFF_VNET_HDR device (TUNSETVNETHDRSZ unset).
-const vnetHdrLen = 10
-
-// vnetNeedsCsum is VIRTIO_NET_HDR_F_NEEDS_CSUM: the packet's transport
-// checksum is left for "hardware" to finish (the kernel's
-// CHECKSUM_PARTIAL). The stack leaves TCP checksums out (the link claims
-// TX checksum offload), and the jail's kernel, delivering such a segment
-// locally, takes it as checked instead of summing 64 KiB of it: two passes
-// over every byte saved. Nothing in the jail finishes the sum: it has no
-// other device to forward to, and no capability to add one.
-const vnetNeedsCsum = 1
-
-// tcpChecksumOffset is where the checksum is in a TCP header.
-const tcpChecksumOffset = 16
-
 // writeQueue is how many packets the stack may have waiting for the
-// writer; past it a packet is dropped and TCP sends it again. Each holds
-// only references into a TCP send buffer, which MaxConns and BufMax bound.
+// writer. A sender finding it full waits, as it would in a blocking
+// write: a packet dropped here would be one the stack counts as sent, and
+// the jail's kernel takes a reset only with the sequence number it
+// expects, so a gap left open at the end would keep the jail's connection
+// from ever being reset. Each packet holds only references into a TCP
+// send buffer, which MaxConns and BufMax bound.
 const writeQueue = 1024
 
+// flushTime bounds how long close waits for the writer to send what is
+// queued.
+const flushTime = time.Second
+
 // tunLink is the stack's link endpoint on the TUN fd: gVisor's channel
-// endpoint, with a reader and a writer of the fd around it.
+// endpoint for what a link must answer (MTU, capabilities, attachment),
+// with its own queue to the writer.
 type tunLink struct {
 	*channel.Endpoint
 	f     *os.File // a copy of the fd, in Go's poller: a read can be stopped
 	ended func(error)
+	q     chan *stack.PacketBuffer // to the writer
+	done  chan struct{}            // closed by close: nothing more is queued
 
 	mu        sync.Mutex
 	started   bool
@@ -57,14 +48,25 @@ type tunLink struct {
 	stopWrite context.CancelFunc
 	reading   sync.WaitGroup
 	writing   sync.WaitGroup
+	closeOnce sync.Once
 }
 
 // newLink wraps a copy of the TUN fd, made non-blocking, so that the
 // caller keeps fd (and closes it) whatever happens here; ended is called
 // when reading fails (the device went away).
 func newLink(fd int, mtu uint32, ended func(error)) (*tunLink, error) {
-	if err := unix.SetNonblock(fd, true); err != nil {
-		return nil, fmt.Errorf("netstack: the TUN fd: %w", err)
+	// Every packet is read and written behind a virtio header: a device
+	// without one would have each misread, and the jail would have no
+	// network while its run went on.
+	ifr, err := unix.NewIfreq("")
+	if err != nil {
+		return nil, fmt.Errorf("netstack: %w", err)
+	}
+	if err := unix.IoctlIfreq(fd, unix.TUNGETIFF, ifr); err != nil {
+		return nil, fmt.Errorf("netstack: the TUN device's flags: %w", err)
+	}
+	if want := uint16(unix.IFF_TUN | unix.IFF_NO_PI | unix.IFF_VNET_HDR); ifr.Uint16()&want != want {
+		return nil, fmt.Errorf("netstack: the TUN device has flags %#x, not IFF_TUN|IFF_NO_PI|IFF_VNET_HDR", ifr.Uint16())
 	}
 	own, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
@@ -76,14 +78,50 @@ func newLink(fd int, mtu uint32, ended func(error)) (*tunLink, error) {
 		unix.Close(own)
 		return nil, fmt.Errorf("netstack: the TUN's checksum offload: %w", err)
 	}
-	f := os.NewFile(uintptr(own), "tun")
-	ep := channel.New(writeQueue, mtu, "")
+	if err := unix.SetNonblock(own, true); err != nil {
+		unix.Close(own)
+		return nil, fmt.Errorf("netstack: the TUN fd: %w", err)
+	}
+	ep := channel.New(0, mtu, "")
 	// RX: the jail's kernel wrote the packet, with a checksum or (under
 	// TUN_F_CSUM) a partial one to be finished by hardware that does not
-	// exist; the stack must not check it. TX: vnetDataValid, above.
+	// exist; the stack must not check it. TX: the writer marks each TCP
+	// segment NEEDS_CSUM (linkio.go), so the stack need not sum it.
 	ep.LinkEPCapabilities = stack.CapabilityRXChecksumOffload | stack.CapabilityTXChecksumOffload
-	return &tunLink{Endpoint: ep, f: f, ended: ended}, nil
+	return &tunLink{
+		Endpoint: ep,
+		f:        os.NewFile(uintptr(own), "tun"),
+		ended:    ended,
+		q:        make(chan *stack.PacketBuffer, writeQueue),
+		done:     make(chan struct{}),
+	}, nil
 }
+
+// WritePackets queues the stack's packets for the writer, waiting for
+// room. It implements stack.LinkEndpoint in place of the channel
+// endpoint's, which drops what its full queue refuses.
+func (l *tunLink) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
+	n := 0
+	for _, pkt := range pkts.AsSlice() {
+		p := pkt.Clone()
+		select {
+		case l.q <- p:
+			n++
+		case <-l.done:
+			p.DecRef()
+			if n == 0 {
+				return 0, &tcpip.ErrClosedForSend{}
+			}
+			return n, nil
+		}
+	}
+	return n, nil
+}
+
+// Close implements stack.LinkEndpoint. It does nothing: the stack calls it
+// as it is destroyed, before the writer has sent the resets of its
+// teardown. close, below, ends the link.
+func (l *tunLink) Close() {}
 
 // start starts reading and writing the fd. The stack must be ready for
 // what is read: the SYN that started the helper is already waiting.
@@ -102,7 +140,7 @@ func (l *tunLink) start() {
 
 // haltReading stops the reader and waits for it: nothing more the jail
 // sends reaches the stack. The writer goes on, so that the resets of the
-// stack's shutdown reach the jail.
+// stack's teardown reach the jail.
 func (l *tunLink) haltReading() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -115,112 +153,29 @@ func (l *tunLink) haltReading() {
 	l.reading.Wait()
 }
 
-// close stops the reader, lets the writer send what is queued, and
-// closes the link's copy of the fd. Safe to call before start.
+// close stops the reader, lets the writer send what is queued (for at most
+// flushTime), and closes the link's copy of the fd; a packet queued after
+// it is lost. Safe to call before start, and more than once.
 func (l *tunLink) close() {
-	l.haltReading()
-	l.mu.Lock()
-	if l.started {
-		l.stopWrite()
-		l.writing.Wait()
-		l.started = false
-	}
-	l.mu.Unlock()
-	l.Endpoint.Close()
-	l.f.Close()
-}
-
-// read delivers each packet the jail sends into the stack, in this
-// goroutine: one packet at a time, so a jail writing faster than the
-// stack works leaves the backlog in the TUN's own queue (500 packets),
-// where the kernel drops what does not fit, not in the helper's memory.
-func (l *tunLink) read(ctx context.Context) {
-	defer l.reading.Done()
-	buf := make([]byte, vnetHdrLen+header.IPv6MaximumPayloadSize+header.IPv6MinimumSize)
-	for {
-		n, err := l.f.Read(buf)
-		if ctx.Err() != nil {
-			return
+	l.closeOnce.Do(func() {
+		l.haltReading()
+		l.mu.Lock()
+		if l.started {
+			l.stopWrite()
+			l.f.SetWriteDeadline(time.Now().Add(flushTime))
+			l.writing.Wait()
 		}
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
+		l.mu.Unlock()
+		close(l.done)
+		for {
+			select {
+			case p := <-l.q:
+				p.DecRef()
 				continue
+			default:
 			}
-			l.ended(fmt.Errorf("reading the TUN: %w", err))
-			return
+			break
 		}
-		if n <= vnetHdrLen {
-			continue
-		}
-		// The header says only how the kernel summed the packet, which
-		// the stack does not check: skipped.
-		pkt := buf[vnetHdrLen:n]
-		var proto tcpip.NetworkProtocolNumber
-		switch header.IPVersion(pkt) {
-		case header.IPv4Version:
-			proto = header.IPv4ProtocolNumber
-		case header.IPv6Version:
-			proto = header.IPv6ProtocolNumber
-		default:
-			continue
-		}
-		// Copied out of buf into a view of its own size: most of what
-		// the jail sends is acknowledgements of a few dozen bytes.
-		p := stack.NewPacketBuffer(stack.PacketBufferOptions{
-			Payload: buffer.MakeWithData(pkt),
-		})
-		l.InjectInbound(proto, p)
-		p.DecRef()
-	}
-}
-
-// write sends each packet the stack queued to the jail, behind its
-// virtio header. Once stopped it sends what is still queued, and returns.
-func (l *tunLink) write(ctx context.Context) {
-	defer l.writing.Done()
-	rc, err := l.f.SyscallConn()
-	if err != nil {
-		l.ended(fmt.Errorf("the TUN's fd: %w", err))
-		return
-	}
-	var hdr [vnetHdrLen]byte
-	iov := make([][]byte, 0, 8)
-	for {
-		pkt := l.ReadContext(ctx)
-		if pkt == nil {
-			pkt = l.Read() // stopped: what is left, without waiting
-		}
-		if pkt == nil {
-			return
-		}
-		vnetHeader(&hdr, pkt)
-		iov = append(iov[:0], hdr[:])
-		iov = append(iov, pkt.AsSlices()...)
-		err := rc.Write(func(fd uintptr) bool {
-			_, err := unix.Writev(int(fd), iov)
-			return err != unix.EAGAIN
-		})
-		pkt.DecRef()
-		if errors.Is(err, os.ErrClosed) {
-			return
-		}
-		// Any other failure loses the packet, as a wire would, and TCP
-		// sends it again: a device that is gone fails the reader, which
-		// ends the stack.
-	}
-}
-
-// vnetHeader fills h (struct virtio_net_hdr, in the kernel's byte order)
-// for pkt: a TCP segment's checksum is the kernel's to finish, from the
-// end of the IP header; anything else (ICMP) was summed by the stack.
-func vnetHeader(h *[vnetHdrLen]byte, pkt *stack.PacketBuffer) {
-	*h = [vnetHdrLen]byte{}
-	if pkt.TransportProtocolNumber != header.TCPProtocolNumber {
-		return
-	}
-	ip := len(pkt.NetworkHeader().Slice())
-	h[0] = vnetNeedsCsum
-	binary.NativeEndian.PutUint16(h[2:], uint16(ip+len(pkt.TransportHeader().Slice()))) // hdr_len
-	binary.NativeEndian.PutUint16(h[6:], uint16(ip))                                    // csum_start
-	binary.NativeEndian.PutUint16(h[8:], tcpChecksumOffset)                             // csum_offset
+		l.f.Close()
+	})
 }

@@ -44,8 +44,8 @@ const timeWait = time.Second
 //   - packets in: one reader that runs each through the stack before
 //     reading the next (link.go), so the backlog waits in the TUN's queue,
 //     500 packets, past which the kernel drops;
-//   - packets out: 1024 queued for the writer, past which the stack's
-//     packets are dropped (TCP sends them again);
+//   - packets out: 1024 queued for the writer, past which the stack
+//     waits for room;
 //   - fragments: gVisor reassembles at most 4 MiB per IP version, and
 //     drops a datagram left incomplete for 30 s (v4) or 60 s (v6);
 //   - ICMP errors, the UDP refusals among them: gVisor sends at most
@@ -73,8 +73,9 @@ type Stack struct {
 	doneOnce  sync.Once
 }
 
-// Start serves the TUN fd (IFF_TUN|IFF_NO_PI: raw IPv4 and IPv6 packets)
-// with h deciding each TCP connection the jail opens. The fd is made
+// Start serves the TUN fd (IFF_TUN|IFF_NO_PI|IFF_VNET_HDR: IPv4 and IPv6
+// packets behind a virtio header; a device without one is refused) with h
+// deciding each TCP connection the jail opens. The fd is made
 // non-blocking, and is the Stack's from then on: Close closes it. On an
 // error the caller still owns it.
 func Start(fd int, opts Options, h Handler) (*Stack, error) {
