@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,8 +25,9 @@ import (
 // write: a packet dropped here would be one the stack counts as sent, and
 // the jail's kernel takes a reset only with the sequence number it
 // expects, so a gap left open at the end would keep the jail's connection
-// from ever being reset. Each packet holds only references into a TCP
-// send buffer, which MaxConns and BufMax bound.
+// from ever being reset. A packet holds its data's chunks (up to 64 KiB,
+// even for a small segment, and past the moment TCP lets go of them): at
+// most about 64 MiB more than MaxConns and BufMax bound.
 const writeQueue = 1024
 
 // flushTime bounds how long close waits for the writer to send what is
@@ -49,6 +51,11 @@ type tunLink struct {
 	reading   sync.WaitGroup
 	writing   sync.WaitGroup
 	closeOnce sync.Once
+
+	// writeErrors counts packets the device refused (lost as on a wire):
+	// a count that grows points at a bug, as segments of too many pieces
+	// were.
+	writeErrors atomic.Uint64
 }
 
 // newLink wraps a copy of the TUN fd, made non-blocking, so that the
@@ -99,23 +106,46 @@ func newLink(fd int, mtu uint32, ended func(error)) (*tunLink, error) {
 
 // WritePackets queues the stack's packets for the writer, waiting for
 // room. It implements stack.LinkEndpoint in place of the channel
-// endpoint's, which drops what its full queue refuses.
+// endpoint's, which drops what its full queue refuses. After close a
+// packet is refused.
 func (l *tunLink) WritePackets(pkts stack.PacketBufferList) (int, tcpip.Error) {
 	n := 0
 	for _, pkt := range pkts.AsSlice() {
-		p := pkt.Clone()
 		select {
-		case l.q <- p:
-			n++
 		case <-l.done:
-			p.DecRef()
-			if n == 0 {
-				return 0, &tcpip.ErrClosedForSend{}
+		default:
+			pkt.IncRef()
+			select {
+			case l.q <- pkt:
+				n++
+				continue
+			case <-l.done:
+				pkt.DecRef()
 			}
-			return n, nil
 		}
+		break
+	}
+	select {
+	case <-l.done:
+		l.drain() // a packet queued as close drained: nobody will send it
+	default:
+	}
+	if n == 0 && pkts.Len() > 0 {
+		return 0, &tcpip.ErrClosedForSend{}
 	}
 	return n, nil
+}
+
+// drain frees what is queued.
+func (l *tunLink) drain() {
+	for {
+		select {
+		case p := <-l.q:
+			p.DecRef()
+		default:
+			return
+		}
+	}
 }
 
 // Close implements stack.LinkEndpoint. It does nothing: the stack calls it
@@ -167,15 +197,7 @@ func (l *tunLink) close() {
 		}
 		l.mu.Unlock()
 		close(l.done)
-		for {
-			select {
-			case p := <-l.q:
-				p.DecRef()
-				continue
-			default:
-			}
-			break
-		}
+		l.drain()
 		l.f.Close()
 	})
 }

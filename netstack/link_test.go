@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"gvisor.dev/gvisor/pkg/buffer"
+	"gvisor.dev/gvisor/pkg/tcpip/stack"
 )
 
 // A server that writes many one-byte pieces while the jail's window is
@@ -32,7 +34,7 @@ func TestSegmentOfManyPieces(t *testing.T) {
 		c.(*net.TCPConn).CloseWrite()
 		io.Copy(io.Discard, c)
 	})
-	j.start(t, DefaultOptions(), newTestHandler(toEcho(addr)))
+	s := j.start(t, DefaultOptions(), newTestHandler(toEcho(addr)))
 	var c net.Conn
 	var err error
 	j.do(func() {
@@ -53,6 +55,9 @@ func TestSegmentOfManyPieces(t *testing.T) {
 	n, err := io.Copy(io.Discard, c)
 	if n != bulk+small {
 		t.Errorf("read %d of %d bytes: %v", n, bulk+small, err)
+	}
+	if e := s.link.writeErrors.Load(); e != 0 {
+		t.Errorf("the device refused %d packets", e)
 	}
 }
 
@@ -116,6 +121,28 @@ func TestCloseResetsBusyConnections(t *testing.T) {
 	}
 	if open > 0 {
 		t.Errorf("after Close, %d of %d connections are still open", open, conns)
+	}
+}
+
+// After Close the link takes no packet, and keeps none.
+func TestLinkAfterClose(t *testing.T) {
+	j := newJailNet(t, 65520)
+	s, err := Start(j.tun, DefaultOptions(), newTestHandler(toEcho("127.0.0.1:1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	for range 100 {
+		pkt := stack.NewPacketBuffer(stack.PacketBufferOptions{Payload: buffer.MakeWithData([]byte{0x45})})
+		var pkts stack.PacketBufferList
+		pkts.PushBack(pkt)
+		if n, err := s.link.WritePackets(pkts); n != 0 || err == nil {
+			t.Fatalf("WritePackets after Close: %d, %v; want 0 and an error", n, err)
+		}
+		pkt.DecRef()
+	}
+	if q := len(s.link.q); q != 0 {
+		t.Errorf("%d packets queued after Close", q)
 	}
 }
 

@@ -62,8 +62,7 @@ func (l *tunLink) read(ctx context.Context) {
 			l.ended(fmt.Errorf("reading the TUN: %w", err))
 			return
 		}
-		// The kernel says a truncated packet's whole length: skipped.
-		if n <= vnetHdrLen || n > len(buf) {
+		if n <= vnetHdrLen {
 			continue
 		}
 		// The header says only how the kernel summed the packet, which
@@ -109,9 +108,11 @@ func (l *tunLink) write(ctx context.Context) {
 		if errors.Is(err, os.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
 			return
 		}
-		// Any other failure loses the packet, as a wire would, and TCP
-		// sends it again: a device that is gone fails the reader, which
-		// ends the stack.
+		if err != nil {
+			// Lost, as on a wire, and TCP sends it again: a device that
+			// is gone fails the reader, which ends the stack.
+			l.writeErrors.Add(1)
+		}
 	}
 }
 
@@ -145,10 +146,14 @@ func (w *packetWriter) write(f *os.File, pkt *stack.PacketBuffer) error {
 		}
 		w.iov = append(w.iov, w.flat)
 	}
-	return w.rc.Write(func(fd uintptr) bool {
-		_, err := unix.Writev(int(fd), w.iov)
-		return err != unix.EAGAIN
-	})
+	var werr error
+	if err := w.rc.Write(func(fd uintptr) bool {
+		_, werr = unix.Writev(int(fd), w.iov)
+		return werr != unix.EAGAIN
+	}); err != nil {
+		return err
+	}
+	return werr
 }
 
 // vnetHeader fills h (struct virtio_net_hdr, in the kernel's byte order)
