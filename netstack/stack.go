@@ -188,7 +188,7 @@ func (s *Stack) Done() <-chan struct{} {
 	return s.done
 }
 
-// linkEnded is told by the link that it stopped reading or writing.
+// linkEnded is told by the link that it stopped reading the TUN.
 func (s *Stack) linkEnded(error) {
 	s.doneOnce.Do(func() { close(s.done) })
 }
