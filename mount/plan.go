@@ -364,9 +364,9 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 			return nil
 		}
 		if s.IfMissing != "" && errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s %s on %s: source does not exist: %s", s.Kind, s.Src, s.Dst, s.IfMissing)
+			return fmt.Errorf("%s: source does not exist: %s", s.named(), s.IfMissing)
 		}
-		return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, unwrapPath(err))
+		return fmt.Errorf("%s: %w", s.named(), unwrapPath(err))
 	}
 	// Copied in by this process; not where the jail opens its binds itself
 	// as its host ids (WriteAs: root without CAP_SYS_ADMIN), since root
@@ -386,10 +386,10 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 	}
 	if s.Kind == Bind {
 		if err := protect(canon, fi, opts.Protected); err != nil {
-			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+			return fmt.Errorf("%s: %w", s.named(), err)
 		}
 		if err := ownedBy(fi, opts.WriteAs); err != nil {
-			return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+			return fmt.Errorf("%s: %w", s.named(), err)
 		}
 		if opts.WriteAs != nil {
 			flags |= C.MBIND_OWN // and again once PID 1 has it open
@@ -401,7 +401,7 @@ func (p *Prepared) addBind(r *resolver, s Spec, opts Options) error {
 		tree := Tree{Path: canon, ReadOnly: s.Kind == ReadOnlyBind}
 		if s.Kind == Bind {
 			if tree.UID, tree.GID, err = owner(fi); err != nil {
-				return fmt.Errorf("%s %s on %s: %w", s.Kind, s.Src, s.Dst, err)
+				return fmt.Errorf("%s: %w", s.named(), err)
 			}
 			tree.IDMap = true
 		}

@@ -3,7 +3,12 @@
 // the plan out on a fresh tmpfs and pivots into it.
 package mount
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode"
+)
 
 // Kind says what a Spec puts at its destination.
 type Kind int
@@ -53,4 +58,20 @@ type Spec struct {
 	Over bool
 	// Unmasked (Proc): none of runc's masks, for a jail that runs jails.
 	Unmasked bool
+}
+
+// named names a bind in an error: its kind, source and destination, each
+// path quoted when it holds a space or a character that does not print,
+// so that "/etc " is not read as /etc.
+func (s Spec) named() string {
+	return fmt.Sprintf("%s %s on %s", s.Kind, shownPath(s.Src), shownPath(s.Dst))
+}
+
+// shownPath is p as an error shows it: quoted where plain text would hide
+// what it holds.
+func shownPath(p string) string {
+	if strings.IndexFunc(p, func(r rune) bool { return r == ' ' || !unicode.IsPrint(r) }) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
 }

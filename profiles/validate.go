@@ -13,6 +13,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/jail-sandbox/jail/internal/tomlstrict"
@@ -56,6 +57,10 @@ func checkJailPath(p string, allowRoot bool) error {
 		return errors.New("must not contain a NUL byte")
 	case !utf8.ValidString(p):
 		return errors.New("must be valid UTF-8")
+	case strings.ContainsFunc(p, unicode.IsControl):
+		// A tab, or the \r of a script with CRLF line ends, would name
+		// another path than the one meant: a tmpfs that hides nothing.
+		return errors.New("must not contain a control character (tab, newline, carriage return)")
 	case p[0] != '/':
 		return errors.New("must be absolute")
 	case p == "/" && !allowRoot:
@@ -131,6 +136,11 @@ func checkEnvName(s string) error {
 		return errors.New("a variable name must not contain '=' or NUL")
 	case !utf8.ValidString(s):
 		return errors.New("a variable name must be valid UTF-8")
+	case strings.ContainsFunc(s, unicode.IsControl):
+		return errors.New("a variable name must not contain control characters")
+	case strings.TrimSpace(s) != s:
+		// A slip (--env ' X=1'): " X" would be set and never read.
+		return errors.New("a variable name must not begin or end with a space")
 	}
 	return nil
 }
