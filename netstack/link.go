@@ -60,7 +60,7 @@ type tunLink struct {
 
 // newLink wraps a copy of the TUN fd, made non-blocking, so that the
 // caller keeps fd (and closes it) whatever happens here; ended is called
-// when reading fails (the device went away).
+// when reading fails (the device went away), or the writer cannot start.
 func newLink(fd int, mtu uint32, ended func(error)) (*tunLink, error) {
 	// Every packet is read and written behind a virtio header: a device
 	// without one would have each misread, and the jail would have no

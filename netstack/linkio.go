@@ -91,7 +91,12 @@ func (l *tunLink) read(ctx context.Context) {
 // virtio header. Once stopped it sends what is still queued, and returns.
 func (l *tunLink) write(ctx context.Context) {
 	defer l.writing.Done()
-	var w packetWriter
+	rc, err := l.f.SyscallConn()
+	if err != nil {
+		l.ended(fmt.Errorf("the TUN fd: %w", err))
+		return
+	}
+	w := packetWriter{rc: rc}
 	for {
 		var pkt *stack.PacketBuffer
 		select {
@@ -103,7 +108,7 @@ func (l *tunLink) write(ctx context.Context) {
 				return
 			}
 		}
-		err := w.write(l.f, pkt)
+		err := w.write(pkt)
 		pkt.DecRef()
 		if errors.Is(err, os.ErrClosed) || errors.Is(err, os.ErrDeadlineExceeded) {
 			return
@@ -116,8 +121,8 @@ func (l *tunLink) write(ctx context.Context) {
 	}
 }
 
-// packetWriter writes packets behind their virtio header; its buffers are
-// reused from one packet to the next.
+// packetWriter writes packets to the TUN behind their virtio header; its
+// buffers are reused from one packet to the next.
 type packetWriter struct {
 	rc   syscall.RawConn
 	hdr  [vnetHdrLen]byte
@@ -125,16 +130,9 @@ type packetWriter struct {
 	flat []byte // a packet of too many pieces, copied whole
 }
 
-// write writes pkt to f, waiting in Go's poller (under f's deadline) while
-// the device has no room.
-func (w *packetWriter) write(f *os.File, pkt *stack.PacketBuffer) error {
-	if w.rc == nil {
-		rc, err := f.SyscallConn()
-		if err != nil {
-			return err
-		}
-		w.rc = rc
-	}
+// write writes pkt, waiting in Go's poller (under the file's deadline)
+// while the device has no room.
+func (w *packetWriter) write(pkt *stack.PacketBuffer) error {
 	vnetHeader(&w.hdr, pkt)
 	w.iov = append(w.iov[:0], w.hdr[:])
 	if pieces := pkt.AsSlices(); len(pieces) < maxIovecs {
