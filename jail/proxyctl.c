@@ -304,7 +304,11 @@ void proxy_stop(struct proxy *px)
 	net_close(px);
 	if (!px->pid)
 		return;
-	kill(px->pid, SIGTERM);
+	/* The end, asked for on the lifeline (proxy/proxy.go's stopByte): a
+	 * byte waits until the helper reads it, where a signal before its
+	 * runtime had a handler would end it without its last report. */
+	if (px->lifeline < 0 || write(px->lifeline, "S", 1) != 1)
+		kill(px->pid, SIGTERM);
 	uint64_t until = monotonic_ns() + 1000000000u;
 	while (fd >= 0) {
 		struct pollfd pf = {.fd = fd, .events = POLLIN};

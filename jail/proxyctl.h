@@ -59,8 +59,8 @@ void on_proxy_report(struct runner *r, short revents);
 /* proxy_read takes what the proxy wrote on fd; 0 at its end. */
 int proxy_read(struct proxy *px, int fd);
 
-/* proxy_stop asks the proxy for its last report (SIGTERM, 1 s), then ends
- * it, and closes what is left of it. */
+/* proxy_stop asks the proxy for its last report (a byte on its
+ * lifeline; 1 s), then ends it, and closes what is left of it. */
 void proxy_stop(struct proxy *px);
 
 #endif

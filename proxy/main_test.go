@@ -1,5 +1,5 @@
 // Main as the runner starts it: the fd layout, the resolver in mode
-// "none", the report at SIGTERM.
+// "none", the report at SIGTERM and at the runner's stop byte.
 
 package proxy
 
@@ -100,6 +100,49 @@ func TestMainNone(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("after SIGTERM: %v", err)
+	}
+}
+
+// TestMainStopAtOnce: the runner's stop byte, on the lifeline before the
+// helper's runtime has even started (a run that ended a moment after its
+// first packet), still gets the last report, and exit 0: a signal then
+// would have ended it with none.
+func TestMainStopAtOnce(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	udpFile, _ := pc.(*net.UDPConn).File()
+	tcpFile, _ := ln.(*net.TCPListener).File()
+	reportR, reportW, _ := os.Pipe()
+	configR, configW, _ := os.Pipe()
+	lifeR, lifeW, _ := os.Pipe()
+	defer lifeW.Close()
+	configW.WriteString(`{"mode":"none","profile":"agent","hosts":{},"uid":65534,"gid":65534}`)
+	configW.Close()
+	lifeW.Write([]byte{stopByte})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "_PROXY_TEST_MAIN=1")
+	cmd.ExtraFiles = []*os.File{reportW, configR, lifeR, udpFile, tcpFile}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	reportW.Close()
+	configR.Close()
+	lifeR.Close()
+	b, _ := io.ReadAll(reportR)
+	if want := `"network_denied":[],"network_allowed":[]`; strings.TrimSpace(string(b)) != want {
+		t.Errorf("said %q, want the last report %q", b, want)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after the stop byte: %v", err)
 	}
 }
 

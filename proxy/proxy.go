@@ -95,8 +95,12 @@ const (
 	// Mode "allowlist" only:
 	fdHTTP  = 8  // listening on 127.0.0.1:3128
 	fdSOCKS = 9  // listening on 127.0.0.1:1080
-	fdTUN   = 10 // jail0, up, IFF_TUN|IFF_NO_PI
+	fdTUN   = 10 // jail0, up, IFF_TUN|IFF_NO_PI|IFF_VNET_HDR
 )
+
+// stopByte, on the lifeline, asks for the end: the last report, then exit
+// (jail/proxyctl.c's proxy_stop).
+const stopByte = 'S'
 
 // Bounds on what a jail can make the proxy hold: it runs outside the
 // jail's namespaces, in its cgroup.
@@ -118,7 +122,7 @@ const (
 )
 
 // Main serves the resolver, and in mode "allowlist" the stack and the
-// two proxies, until the runner ends it (SIGTERM) or dies, and reports at
+// two proxies, until the runner ends it (stopByte) or dies, and reports at
 // most once a second and at the end. It never returns.
 func Main(args []string) {
 	debug.SetMemoryLimit(memLimit)
@@ -172,13 +176,21 @@ func Main(args []string) {
 	unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0)
 	// Again: a uid change resets it to the host's suid_dumpable.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	// The runner asks for the end with stopByte on the lifeline: a byte
+	// waits in the pipe until read, where a signal that came before the
+	// runtime had its handler would end the helper without its last
+	// report, and a run that ends a moment after the helper started (a
+	// connection the kernel reset at once: taps.go) would lose it.
+	stop := make(chan struct{})
 	go func() {
 		var b [1]byte
-		lifeline.Read(b[:]) // EOF, or an error: the runner is gone
-		os.Exit(125)
+		if n, _ := lifeline.Read(b[:]); n == 1 && b[0] == stopByte {
+			close(stop)
+			lifeline.Read(b[:])
+		}
+		os.Exit(125) // EOF, or an error: the runner is gone
 	}()
-	// Asked for before anything is served: a SIGTERM that came before
-	// would end the helper without its last report.
+	// From outside, SIGTERM asks the same.
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	p := newProxy(cfg, report)
@@ -218,7 +230,10 @@ func Main(args []string) {
 			die(fmt.Errorf("network stack: %w", err))
 		}
 	}
-	<-term
+	select {
+	case <-stop:
+	case <-term:
+	}
 	p.settle(settleTime)
 	p.report()
 	os.Exit(0)
