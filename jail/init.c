@@ -131,7 +131,7 @@ static int namespaces_enter(const struct run_plan *p, int *net, int *nnet, struc
 {
 	if (unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | ((p->proc_flags & PROC_HOST_NET) ? 0 : CLONE_NEWNET)) < 0)
 		return jerr_set(e, errno, "create mount, network, IPC and UTS namespaces");
-	if (!(p->proc_flags & PROC_HOST_NET) && (loopback_up(e) < 0 || net_prepare((p->proc_flags & PROC_ALLOWLIST) != 0, net, nnet, e) < 0))
+	if (!(p->proc_flags & PROC_HOST_NET) && (loopback_up(e) < 0 || net_prepare(p->proc_flags, net, nnet, e) < 0))
 		return -1;
 	if (become(p, e) < 0)
 		return -1;

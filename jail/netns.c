@@ -2,12 +2,13 @@
  * on 127.0.0.1 works), and the sockets jail's side serves from the host's
  * (net_prepare, in the init stage, while the runner moves it into its
  * cgroup): the resolver's on 127.0.0.1:53 in every mode but host, and for
- * the allowlist the proxy's listeners and the TUN device (tun.c); PID 1
- * hands them to the runner (net_send), which starts jail's side on their
- * first use (proxyctl.c). C, as the whole init stage is (stage.h says
- * why). */
+ * the allowlist the proxy's listeners, /dev/net/tun and what the device
+ * is made with on first use (tun.c, tap.c); PID 1 hands them to the
+ * runner (net_send), which starts jail's side on their first use
+ * (proxyctl.c). C, as the whole init stage is (stage.h says why). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <linux/netlink.h>
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -57,25 +58,41 @@ static int bound(int type, int port, struct jerr *e)
 	return s;
 }
 
-int net_prepare(int allowlist, int *fds, int *n, struct jerr *e)
+int net_prepare(uint32_t flags, int *fds, int *n, struct jerr *e)
 {
 	static const int types[] = {SOCK_DGRAM, SOCK_STREAM, SOCK_STREAM, SOCK_STREAM};
 	static const int ports[] = {RESOLVER_PORT, RESOLVER_PORT, PROXY_HTTP_PORT, PROXY_SOCKS_PORT};
-	int want = allowlist ? NET_NFDS - 1 : NET_DNS_FDS;
+	int allowlist = (flags & PROC_ALLOWLIST) != 0;
 	*n = 0;
-	if (allowlist && (fds[NET_TUN] = tun_open(e)) < 0)
-		return -1;
-	for (; *n < want; (*n)++)
+	for (; *n < (allowlist ? NET_TUN : NET_DNS_FDS); (*n)++)
 		if ((fds[*n] = bound(types[*n], ports[*n], e)) < 0)
 			goto fail;
 	if (!allowlist)
 		return 0;
-	*n = NET_NFDS;
-	if (tun_setup(fds[NET_TUN], e) == 0)
-		return 0;
+	if ((fds[NET_TUN] = tun_open(e)) < 0)
+		goto fail;
+	(*n)++;
+	if ((fds[NET_RTNL] = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE)) < 0) {
+		jerr_set(e, errno, "allowlist network: netlink socket");
+		goto fail;
+	}
+	(*n)++;
+	if (tun_addrs(fds[NET_RTNL], e) < 0)
+		goto fail;
+	if (flags & PROC_TUN_EAGER) {
+		int r = tun_make(fds[NET_TUN], fds[NET_RTNL], 0, e);
+		close(fds[NET_RTNL]);
+		*n = NET_EAGER_FDS;
+		if (r == 0)
+			return 0;
+		goto fail;
+	}
+	int taps;
+	if (taps_open(fds[NET_RTNL], fds + NET_TAP_TCP4, &taps, e) < 0)
+		goto fail;
+	*n += taps;
+	return 0;
 fail:
-	if (allowlist && *n < NET_NFDS)
-		close(fds[NET_TUN]);
 	net_close_all(fds, *n);
 	*n = 0;
 	return -1;

@@ -55,3 +55,15 @@ func credentialsJSON(n Network) string {
 	fp, _ := json.Marshal(n.CAFingerprint)
 	return fmt.Sprintf(`"credentials":%s,"credential_ca":%s`, b, fp)
 }
+
+// namesAnIP reports whether an entry names an IP address: a program may
+// connect to one with no lookup first, so the jail's TUN device must be
+// there from the start rather than made on the network's first use.
+func namesAnIP(allow []AllowEntry) bool {
+	for _, a := range allow {
+		if a.IP {
+			return true
+		}
+	}
+	return false
+}

@@ -115,7 +115,8 @@ func NewPlan(cfg Config, opts PlanOptions) (*Plan, error) {
 	prefix := w.Begin()
 	w.U32(bit(cfg.NewSession, C.PROC_NEW_SESSION) | bit(ids.root, C.PROC_DROP_GROUPS) | bit(cfg.Network.Mode == "host", C.PROC_HOST_NET) |
 		bit(cfg.Network.Mode == "allowlist", C.PROC_ALLOWLIST) | bit(cfg.KeyringBestEffort, C.PROC_KEYRING_BEST_EFFORT) |
-		bit(cfg.TTY == TTYOn, C.PROC_TTY_ON) | bit(cfg.TTY == TTYAuto, C.PROC_TTY_AUTO))
+		bit(cfg.TTY == TTYOn, C.PROC_TTY_ON) | bit(cfg.TTY == TTYAuto, C.PROC_TTY_AUTO) |
+		bit(cfg.Network.Mode == "allowlist" && namesAnIP(cfg.Network.Allow), C.PROC_TUN_EAGER))
 	w.U32(cfg.UID)
 	w.U32(cfg.GID)
 	w.Str(cfg.Hostname)

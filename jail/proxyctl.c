@@ -31,7 +31,8 @@
 #include "jail/stage.h"
 
 /* The helper's fds, as proxy/proxy.go reads them: its pipes, then the
- * network's sockets in stage.h's NET_* order. */
+ * network's sockets in stage.h's NET_* order, but for the netlink socket,
+ * which the runner keeps (and closes once the device is made). */
 enum { PX_REPORT = 3, PX_CONFIG, PX_LIFELINE, PX_NET, PX_MAX = PX_NET + NET_NFDS };
 
 /* child_fail tells the runner, on the report pipe, why the proxy could
@@ -53,7 +54,11 @@ static void child_fail(int report, const char *what)
  * else, no new privileges, every signal at its default. */
 static void child(const struct cg_run *cg, const int *high, int n, pid_t runner)
 {
-	static char *const argv[] = {"jail-proxy", NULL};
+	/* Its one argument: how many of the network's sockets it has, from
+	 * PX_NET (which ones, stage.h's NET_* order says). */
+	char count[16];
+	snprintf(count, sizeof count, "%d", n - (PX_NET - PX_REPORT));
+	char *const argv[] = {"jail-proxy", count, NULL};
 	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
 	int report = high[0];
 	struct jerr e;
@@ -89,7 +94,7 @@ static void net_close(struct proxy *px)
 static int proxy_start(struct proxy *px, const char *config, const struct cg_run *cg)
 {
 	int rep[2] = {-1, -1}, cfg[2] = {-1, -1}, life[2] = {-1, -1}, high[PX_MAX - PX_REPORT];
-	int ok = 0, raised = 0, nfds = PX_NET - PX_REPORT + px->nfds;
+	int ok = 0, raised = 0, nfds = PX_NET - PX_REPORT;
 	size_t n = strlen(config);
 	if (pipe2(rep, O_CLOEXEC) < 0 || pipe2(cfg, O_CLOEXEC) < 0 || pipe2(life, O_CLOEXEC) < 0)
 		goto out;
@@ -103,7 +108,8 @@ static int proxy_start(struct proxy *px, const char *config, const struct cg_run
 	/* Above every number the child dup2s onto, so none clobbers another. */
 	int src[PX_MAX - PX_REPORT] = {rep[1], cfg[0], life[0]};
 	for (int i = 0; i < px->nfds; i++)
-		src[PX_NET - PX_REPORT + i] = px->fd[i];
+		if (px->fd[i] >= 0)
+			src[nfds++] = px->fd[i];
 	if (fds_above(src, nfds, 16, high) < 0)
 		goto out;
 	raised = 1;
@@ -151,13 +157,23 @@ void on_proxy_listeners(struct runner *r, short revents)
 	struct proxy *px = &r->px;
 	int fds[NET_NFDS];
 	char b;
+	/* How many: the resolver's; for the allowlist up to /dev/net/tun,
+	 * the device made; or with the netlink socket and the taps, IPv6's
+	 * two only when the kernel has IPv6. */
+	int min = NET_DNS_FDS, max = NET_DNS_FDS;
+	if (strcmp(r->plan->net_mode, "allowlist") == 0)
+		min = max = NET_EAGER_FDS;
+	if (max == NET_EAGER_FDS && !(r->plan->proc_flags & PROC_TUN_EAGER))
+		min = NET_TAP_TCP6, max = NET_NFDS;
 	/* A message came (not PID 1's EOF, whose error says why) but not
 	 * the sockets in it: the jail's network would have nobody serving
 	 * it, with the TUN device's connections hanging, so the run ends. */
 	int sent = recv(px->net, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
-	if (fd_recv(px->net, fds, px->nfds) == 0)
-		memcpy(px->fd, fds, sizeof fds[0] * (size_t)px->nfds);
-	else if (sent) {
+	int n = fd_recv_range(px->net, fds, min, max);
+	if (n > 0) {
+		memcpy(px->fd, fds, sizeof fds[0] * (size_t)n);
+		px->nfds = n;
+	} else if (sent) {
 		r->o.fatal = "could not take the jail's network sockets from its PID 1 (file descriptor limit?)";
 		kill_jail(r);
 	}
@@ -165,12 +181,27 @@ void on_proxy_listeners(struct runner *r, short revents)
 	px->net = -1;
 }
 
-/* Without the helper the jail has no network at all: with the TUN device
- * there, connections would hang, so the run ends. */
+/* The network's first use: the TUN device, unless made at the start, is
+ * made now (the catch-all routes go), before the helper that answers the
+ * lookup starts. Without the device or the helper the jail has no
+ * network at all: with the device there, connections would hang, so the
+ * run ends. */
 void on_proxy_connect(struct runner *r, short revents)
 {
-	r->px.report = proxy_start(&r->px, r->plan->net_config, &r->cg);
-	if (r->px.report < 0)
+	struct proxy *px = &r->px;
+	if (px->fd[NET_RTNL] >= 0) {
+		int made = tun_make(px->fd[NET_TUN], px->fd[NET_RTNL], 1, &px->err);
+		close(px->fd[NET_RTNL]);
+		px->fd[NET_RTNL] = -1;
+		if (made < 0) {
+			net_close(px);
+			r->o.fatal = px->err.msg;
+			kill_jail(r);
+			return;
+		}
+	}
+	px->report = proxy_start(px, r->plan->net_config, &r->cg);
+	if (px->report < 0)
 		r->o.fatal = "could not start the jail's network helper (fork)";
 	if (r->o.fatal)
 		kill_jail(r);

@@ -1,9 +1,10 @@
 /* jail's side of the jail's network (proxyctl.c): PID 1 hands the runner
  * the sockets made in the jail's network namespace (netns.c: the
- * resolver's, and for the allowlist the proxy's listeners and the TUN
- * device); the helper that serves them, Go (proxy/, netstack/), is started
- * by the runner on their first use only, so a run that never looks up a
- * name or connects pays nothing for it; it reports as it goes, one line
+ * resolver's, and for the allowlist the proxy's listeners, /dev/net/tun
+ * and what the device is made with: tun.c, tap.c); the device and the
+ * helper that serves them, Go (proxy/, netstack/), are made by the runner
+ * on their first use only, so a run that never looks up a name or
+ * connects pays nothing for them; it reports as it goes, one line
  * of JSON fields at a time, and is stopped at the end. */
 #ifndef JAIL_PROXYCTL_H
 #define JAIL_PROXYCTL_H
@@ -27,7 +28,8 @@ struct runner;
 struct proxy {
 	int net;           /* the socket PID 1 sends the network's sockets on (stage.h's FD_NET), or -1 */
 	int fd[NET_NFDS];  /* those sockets (stage.h's NET_*), until the helper takes them; -1: none */
-	int nfds;          /* how many PID 1 sends: NET_DNS_FDS, or NET_NFDS for the allowlist */
+	int nfds;          /* how many PID 1 sent (stage.h says which) */
+	struct jerr err;   /* why the TUN device could not be made on first use */
 	int report;      /* the proxy's report pipe, while it runs */
 	pid_t pid;
 	int lifeline; /* the write end of the proxy's lifeline: its EOF is the runner's end */
@@ -48,7 +50,8 @@ struct proxy {
 void on_proxy_listeners(struct runner *r, short revents);
 
 /* on_proxy_connect is the first use of any of the sockets (a lookup, a
- * connection, a packet): the helper starts, and takes them all. */
+ * connection, a packet): the TUN device is made, if it was not at the
+ * start, and the helper starts, and takes them all. */
 void on_proxy_connect(struct runner *r, short revents);
 
 /* on_proxy_report takes what the helper wrote on its report pipe; at its

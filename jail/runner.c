@@ -243,7 +243,6 @@ static void runner_watch(struct runner *r, const sigset_t *fwd)
 		close(r->px.net);
 		r->px.net = -1;
 	}
-	r->px.nfds = strcmp(r->plan->net_mode, "allowlist") == 0 ? NET_NFDS : NET_DNS_FDS;
 	if (limits_arm(r) < 0 || disk_arm(&r->disk, r->plan, &r->e) < 0 || signals_open(r, fwd) < 0)
 		fail_stage(r);
 }
@@ -408,8 +407,10 @@ static void watch(const struct runner *r, struct pollfd *fds)
 			     [S_DISK] = r->disk.timer};
 	for (int i = 0; i < S_N; i++)
 		fds[i] = (struct pollfd){.fd = in[i], .events = POLLIN};
+	/* Not the netlink socket; nor, until it is made, the TUN device
+	 * (unattached, it polls as an error). */
 	for (int i = 0; i < NET_NFDS; i++)
-		fds[S_PX + i].fd = r->px.fd[i];
+		fds[S_PX + i].fd = i == NET_RTNL || (i == NET_TUN && r->px.fd[NET_RTNL] >= 0) ? -1 : r->px.fd[i];
 	int busy = r->fwd_sent < r->fwd_sendable || r->nsigq;
 	fds[S_PLAN] = (struct pollfd){.fd = busy ? r->plan_out : -1, .events = POLLOUT};
 	fds[S_PIDS] = (struct pollfd){.fd = r->pids, .events = r->pids_events};

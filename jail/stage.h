@@ -48,6 +48,10 @@
  * runner decides at run time (a cached plan serves both); neither: never. */
 #define PROC_TTY_ON 32u
 #define PROC_TTY_AUTO 64u
+/* An allowlist entry names an IP address: a connection to it must work
+ * from the first packet, so the TUN device is made at the start, not on
+ * the network's first use (tun.c). */
+#define PROC_TUN_EAGER 128u
 
 /* The allowlist proxy's ports on the jail's 127.0.0.1 (its own network
  * namespace: nothing else is there), and the resolver's, which
@@ -58,10 +62,29 @@
 
 /* What PID 1 hands the runner on FD_NET, in this order: the resolver's
  * UDP socket and TCP listener (every mode but host: NET_DNS_FDS of them),
- * then, for the allowlist, the proxy's two listeners and the TUN device
- * (NET_NFDS in all). jail's side gets them in the same order. */
-enum { NET_DNS_UDP, NET_DNS_TCP, NET_HTTP, NET_SOCKS, NET_TUN, NET_NFDS };
+ * then, for the allowlist, the proxy's two listeners and /dev/net/tun
+ * (NET_EAGER_FDS: with PROC_TUN_EAGER, the device made and configured).
+ * Without PROC_TUN_EAGER the device is made on the network's first use
+ * (tap.c), and these follow: a netlink socket of the jail's namespace,
+ * which the runner makes the device with, and the taps, raw sockets that
+ * catch what is sent to an address before the device exists (IPv4 TCP
+ * and UDP, then IPv6's when the kernel has it: NET_NFDS, or two fewer).
+ * The helper gets them all but the netlink socket, in the same order. */
+enum {
+	NET_DNS_UDP,
+	NET_DNS_TCP,
+	NET_HTTP,
+	NET_SOCKS,
+	NET_TUN,
+	NET_RTNL,
+	NET_TAP_TCP4,
+	NET_TAP_UDP4,
+	NET_TAP_TCP6,
+	NET_TAP_UDP6,
+	NET_NFDS
+};
 #define NET_DNS_FDS 2
+#define NET_EAGER_FDS (NET_TUN + 1)
 
 /* The allowlist's TUN device in the jail (tun.c). Its MTU is large: TCP
  * ends in jail's stack, a hop away, and the MTU sets its throughput. */
@@ -115,10 +138,12 @@ int close_fds_from(int lo, const int *keep, int nkeep);
 int loopback_up(struct jerr *e);
 
 /* net_prepare, in the init stage, makes the resolver's sockets on the
- * jail's 127.0.0.1:53 and, when allowlist, the proxy's listeners and the
- * TUN device, configured (tun_open, tun_setup), into fds in the NET_*
- * order, *n of them; or says why not, with none left open. */
-int net_prepare(int allowlist, int *fds, int *n, struct jerr *e);
+ * jail's 127.0.0.1:53 and, for the allowlist (flags PROC_ALLOWLIST), the
+ * proxy's listeners, /dev/net/tun (tun_open) and either, with
+ * PROC_TUN_EAGER, the device (tun_make) or what makes it later (the
+ * netlink socket and the taps: taps_open), into fds in the NET_* order,
+ * *n of them; or says why not, with none left open. */
+int net_prepare(uint32_t flags, int *fds, int *n, struct jerr *e);
 
 /* net_send, in PID 1, sends them over sock to the runner, which serves
  * them from the host's side; net_close_all closes them. */
@@ -130,9 +155,27 @@ void net_close_all(const int *fds, int n);
  * the fix (tun.c). */
 int tun_open(struct jerr *e);
 
-/* tun_setup makes fd the persistent TUN device TUN_NAME with the jail's
- * addresses and default routes (IPv6 too when the kernel has it). */
-int tun_setup(int fd, struct jerr *e);
+/* tun_make makes tun (/dev/net/tun, opened in the jail's namespace) the
+ * persistent TUN device TUN_NAME with the jail's addresses and default
+ * routes (IPv6 too when the kernel has it), by netlink on rtnl, a
+ * NETLINK_ROUTE socket of that namespace; tapped, it also removes the
+ * catch-all routes taps_open added. In the init stage, or in the runner
+ * on the network's first use: the owner of the jail's user namespace may
+ * configure its network from outside. */
+int tun_make(int tun, int rtnl, int tapped, struct jerr *e);
+
+/* tun_addrs, in the init stage, gives the jail's lo its own addresses
+ * (not loopback), which the device's routes name as their source, by
+ * netlink on rtnl (tun.c says why on lo). */
+int tun_addrs(int rtnl, struct jerr *e);
+
+/* taps_open, in the init stage, routes every address but loopback to
+ * the jail's own lo (RTN_LOCAL: a connection is reset at once, a datagram
+ * answered port unreachable) by netlink on rtnl, and opens the raw
+ * sockets that see those packets (NET_TAP_*, from taps[0]): the first
+ * wakes the runner, and the helper records them as refused. *n is how
+ * many: 4, or 2 without IPv6. */
+int taps_open(int rtnl, int *taps, int *n, struct jerr *e);
 
 /* pty_open, in PID 1 in tty mode once the root is built, opens a new pty
  * in the jail's own devpts (its /dev/pts/ptmx, checked to be one), sized

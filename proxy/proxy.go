@@ -96,6 +96,7 @@ const (
 	fdHTTP  = 8  // listening on 127.0.0.1:3128
 	fdSOCKS = 9  // listening on 127.0.0.1:1080
 	fdTUN   = 10 // jail0, up, IFF_TUN|IFF_NO_PI|IFF_VNET_HDR
+	// Then the taps (taps.go), when the device was made on first use.
 )
 
 // stopByte, on the lifeline, asks for the end: the last report, then exit
@@ -123,7 +124,8 @@ const (
 
 // Main serves the resolver, and in mode "allowlist" the stack and the
 // two proxies, until the runner ends it (stopByte) or dies, and reports at
-// most once a second and at the end. It never returns.
+// most once a second and at the end. args[1] is how many of the
+// network's fds the runner passed, from fdDNSUDP. It never returns.
 func Main(args []string) {
 	debug.SetMemoryLimit(memLimit)
 	// Before the configuration is read: the helper may hold real
@@ -229,6 +231,7 @@ func Main(args []string) {
 		if err := serveTUN(fdTUN, &transparent{p}, die); err != nil {
 			die(fmt.Errorf("network stack: %w", err))
 		}
+		p.drainTaps(netFds(args))
 	}
 	select {
 	case <-stop:

@@ -53,10 +53,13 @@ func (h *transparent) Serve(dst netip.AddrPort, client, server net.Conn) {
 	h.p.serveConn(t, client, server, bufio.NewReader(client))
 }
 
+// reasonUDP is a datagram's refusal, the stack's and the taps'.
+const reasonUDP = "only TCP leaves the jail"
+
 // RefusedUDP records a datagram the stack refused (port unreachable): only
 // TCP leaves the jail.
 func (h *transparent) RefusedUDP(dst netip.AddrPort) {
-	h.p.deny(kindUDP, h.p.named(dst.Addr().String(), dst.Port()), "only TCP leaves the jail")
+	h.p.deny(kindUDP, h.p.named(dst.Addr().String(), dst.Port()), reasonUDP)
 }
 
 // Overloaded records a connection refused because the jail already had as

@@ -1,7 +1,7 @@
 /* Passing file descriptors over a unix socket (SCM_RIGHTS), with one byte of
  * data: the command's process hands the runner its seccomp listener
- * (seccomp/load.c to jail/runner.c) and PID 1 the proxy's listeners
- * and the TUN device (jail/netns.c). C, as every caller runs before the Go runtime;
+ * (seccomp/load.c to jail/runner.c) and PID 1 the network's sockets and
+ * /dev/net/tun (jail/netns.c). C, as every caller runs before the Go runtime;
  * header-only, so the C of each package that includes it links its own
  * copy. */
 #ifndef JAIL_LINUX_FDPASS_H
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 /* The most fds one message carries. */
-#define FDPASS_MAX 5
+#define FDPASS_MAX 10
 
 /* fd_send sends the n fds (1..FDPASS_MAX) over sock; 0, or -1 (errno). */
 static inline int fd_send(int sock, const int *fds, int n)
@@ -39,11 +39,11 @@ static inline int fd_send(int sock, const int *fds, int n)
 	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
 }
 
-/* fd_recv takes exactly n fds (1..FDPASS_MAX) that fd_send sent on sock,
- * close-on-exec; -1 for anything else (EOF, no fds, another count, a
- * truncated message), and then whatever fds did come are closed: none is
- * left open behind a failure. */
-static inline int fd_recv(int sock, int *fds, int n)
+/* fd_recv_range takes min..max fds (within 1..FDPASS_MAX) that fd_send
+ * sent on sock, close-on-exec, and returns how many; -1 for anything else
+ * (EOF, no fds, a count out of range, a truncated message), and then
+ * whatever fds did come are closed: none is left open behind a failure. */
+static inline int fd_recv_range(int sock, int *fds, int min, int max)
 {
 	char byte;
 	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
@@ -52,9 +52,9 @@ static inline int fd_recv(int sock, int *fds, int n)
 		char buf[CMSG_SPACE(FDPASS_MAX * sizeof(int))];
 	} u;
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
-	if (n < 1 || n > FDPASS_MAX || recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+	if (min < 1 || max > FDPASS_MAX || min > max || recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
 		return -1;
-	int ok = 0;
+	int ok = -1;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
@@ -63,15 +63,22 @@ static inline int fd_recv(int sock, int *fds, int n)
 		if (got > FDPASS_MAX)
 			got = FDPASS_MAX;
 		memcpy(in, CMSG_DATA(c), got * sizeof(int));
-		if (!ok && got == (size_t)n && !(msg.msg_flags & MSG_CTRUNC)) {
+		if (ok < 0 && got >= (size_t)min && got <= (size_t)max && !(msg.msg_flags & MSG_CTRUNC)) {
 			memcpy(fds, in, got * sizeof(int));
-			ok = 1;
+			ok = (int)got;
 			continue;
 		}
 		for (size_t i = 0; i < got; i++)
 			close(in[i]);
 	}
-	return ok ? 0 : -1;
+	return ok;
+}
+
+/* fd_recv takes exactly n fds (1..FDPASS_MAX), as fd_recv_range does:
+ * 0, or -1. */
+static inline int fd_recv(int sock, int *fds, int n)
+{
+	return fd_recv_range(sock, fds, n, n) < 0 ? -1 : 0;
 }
 
 #endif
