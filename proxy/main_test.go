@@ -28,44 +28,63 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// TestMainNone: started with the fds of mode "none" (3 report, 4 config,
-// 5 lifeline, 6 and 7 the resolver's sockets), the helper answers a
-// lookup NXDOMAIN, says the refusal, and reports it at SIGTERM; it holds
-// at most maxFiles descriptors.
-func TestMainNone(t *testing.T) {
+// mainRun is a helper started as the runner starts it, in mode "none":
+// 3 report, 4 config, 5 lifeline, 6 and 7 the resolver's sockets (pc and
+// ln here).
+type mainRun struct {
+	cmd    *exec.Cmd
+	report *os.File // its read end
+	life   *os.File // the lifeline's write end
+	pc     net.PacketConn
+	ln     net.Listener
+}
+
+// startMain starts the helper; stopFirst writes the stop byte on its
+// lifeline before it starts.
+func startMain(t *testing.T, stopFirst bool) *mainRun {
+	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
+	t.Cleanup(func() { pc.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	udpFile, _ := pc.(*net.UDPConn).File()
 	tcpFile, _ := ln.(*net.TCPListener).File()
 	reportR, reportW, _ := os.Pipe()
 	configR, configW, _ := os.Pipe()
 	lifeR, lifeW, _ := os.Pipe()
-	defer lifeW.Close()
+	t.Cleanup(func() { lifeW.Close() })
 	// The ids it becomes when the tests run as root.
 	configW.WriteString(`{"mode":"none","profile":"agent","hosts":{},"uid":65534,"gid":65534}`)
 	configW.Close()
-
+	if stopFirst {
+		lifeW.Write([]byte{stopByte})
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), "_PROXY_TEST_MAIN=1")
 	cmd.ExtraFiles = []*os.File{reportW, configR, lifeR, udpFile, tcpFile}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { cmd.Process.Kill() })
 	reportW.Close()
 	configR.Close()
 	lifeR.Close()
+	return &mainRun{cmd, reportR, lifeW, pc, ln}
+}
+
+// TestMainNone: the helper answers a lookup NXDOMAIN, says the refusal,
+// and reports it at SIGTERM; it holds at most maxFiles descriptors.
+func TestMainNone(t *testing.T) {
+	m := startMain(t, false)
 	lines := make(chan string, 16)
 	go func() {
-		sc := bufio.NewScanner(reportR)
+		sc := bufio.NewScanner(m.report)
 		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
 			lines <- sc.Text()
@@ -73,7 +92,7 @@ func TestMainNone(t *testing.T) {
 		close(lines)
 	}()
 
-	for _, at := range [][2]string{{"udp", pc.LocalAddr().String()}, {"tcp", ln.Addr().String()}} {
+	for _, at := range [][2]string{{"udp", m.pc.LocalAddr().String()}, {"tcp", m.ln.Addr().String()}} {
 		if a := ask(t, at[0], at[1], "example.com.", dnsmessage.TypeA); a.h.RCode != dnsmessage.RCodeNameError {
 			t.Errorf("%s: %v, want NXDOMAIN", at[0], a.h.RCode)
 		}
@@ -83,14 +102,14 @@ func TestMainNone(t *testing.T) {
 		t.Errorf("line %q, want %q", l, want)
 	}
 	// Its own limit on descriptors, soft and hard.
-	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", cmd.Process.Pid))
+	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", m.cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`(?m)^Max open files +4096 +4096 `).Match(limits) {
 		t.Errorf("the helper's limits:\n%s", limits)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
+	m.cmd.Process.Signal(syscall.SIGTERM)
 	var last string
 	for l := range lines {
 		last = l
@@ -98,7 +117,7 @@ func TestMainNone(t *testing.T) {
 	if want := `"network_denied":[{"host":"example.com","port":0,"count":2,"reason":"network is off in this jail","kind":"lookup"}],"network_allowed":[]`; last != want {
 		t.Errorf("last report %q, want %q", last, want)
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := m.cmd.Wait(); err != nil {
 		t.Errorf("after SIGTERM: %v", err)
 	}
 }
@@ -108,40 +127,12 @@ func TestMainNone(t *testing.T) {
 // first packet), still gets the last report, and exit 0: a signal then
 // would have ended it with none.
 func TestMainStopAtOnce(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	udpFile, _ := pc.(*net.UDPConn).File()
-	tcpFile, _ := ln.(*net.TCPListener).File()
-	reportR, reportW, _ := os.Pipe()
-	configR, configW, _ := os.Pipe()
-	lifeR, lifeW, _ := os.Pipe()
-	defer lifeW.Close()
-	configW.WriteString(`{"mode":"none","profile":"agent","hosts":{},"uid":65534,"gid":65534}`)
-	configW.Close()
-	lifeW.Write([]byte{stopByte})
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "_PROXY_TEST_MAIN=1")
-	cmd.ExtraFiles = []*os.File{reportW, configR, lifeR, udpFile, tcpFile}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	reportW.Close()
-	configR.Close()
-	lifeR.Close()
-	b, _ := io.ReadAll(reportR)
+	m := startMain(t, true)
+	b, _ := io.ReadAll(m.report)
 	if want := `"network_denied":[],"network_allowed":[]`; strings.TrimSpace(string(b)) != want {
 		t.Errorf("said %q, want the last report %q", b, want)
 	}
-	if err := cmd.Wait(); err != nil {
+	if err := m.cmd.Wait(); err != nil {
 		t.Errorf("after the stop byte: %v", err)
 	}
 }
