@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal/linux/fdpass.h"
+#include "jail/rtnl.h"
 #include "jail/stage.h"
 
 int loopback_up(struct jerr *e)
@@ -77,10 +78,11 @@ int net_prepare(uint32_t flags, int *fds, int *n, struct jerr *e)
 		goto fail;
 	}
 	(*n)++;
-	if (tun_addrs(fds[NET_RTNL], e) < 0)
+	int v6 = ipv6_on();
+	if (tun_addrs(fds[NET_RTNL], v6, e) < 0)
 		goto fail;
 	if (flags & PROC_TUN_EAGER) {
-		int r = tun_make(fds[NET_TUN], fds[NET_RTNL], 0, e);
+		int r = tun_make(fds[NET_TUN], fds[NET_RTNL], v6, 0, e);
 		close(fds[NET_RTNL]);
 		*n = NET_EAGER_FDS;
 		if (r == 0)
@@ -88,7 +90,7 @@ int net_prepare(uint32_t flags, int *fds, int *n, struct jerr *e)
 		goto fail;
 	}
 	int taps;
-	if (taps_open(fds[NET_RTNL], fds + NET_TAP_TCP4, &taps, e) < 0)
+	if (taps_open(fds[NET_RTNL], v6, fds + NET_TAP_TCP4, &taps, e) < 0)
 		goto fail;
 	*n += taps;
 	return 0;

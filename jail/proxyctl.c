@@ -170,6 +170,11 @@ void on_proxy_listeners(struct runner *r, short revents)
 	 * it, with the TUN device's connections hanging, so the run ends. */
 	int sent = recv(px->net, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
 	int n = fd_recv_range(px->net, fds, min, max);
+	/* The taps come in pairs, a family's TCP and UDP. */
+	if (n > 0 && n != max && n != min) {
+		net_close_all(fds, n);
+		n = -1;
+	}
 	if (n > 0) {
 		memcpy(px->fd, fds, sizeof fds[0] * (size_t)n);
 		px->nfds = n;
@@ -186,25 +191,47 @@ void on_proxy_listeners(struct runner *r, short revents)
  * lookup starts. Without the device or the helper the jail has no
  * network at all: with the device there, connections would hang, so the
  * run ends. */
-void on_proxy_connect(struct runner *r, short revents)
+static const char *first_use(struct runner *r)
 {
 	struct proxy *px = &r->px;
 	if (px->fd[NET_RTNL] >= 0) {
-		int made = tun_make(px->fd[NET_TUN], px->fd[NET_RTNL], 1, &px->err);
+		/* IPv6 as the init stage found it in the jail's namespace: its
+		 * taps came. */
+		int made = tun_make(px->fd[NET_TUN], px->fd[NET_RTNL], px->nfds == NET_NFDS, 1, &px->err);
 		close(px->fd[NET_RTNL]);
 		px->fd[NET_RTNL] = -1;
 		if (made < 0) {
 			net_close(px);
-			r->o.fatal = px->err.msg;
-			kill_jail(r);
-			return;
+			return px->err.msg;
 		}
 	}
 	px->report = proxy_start(px, r->plan->net_config, &r->cg);
-	if (px->report < 0)
-		r->o.fatal = "could not start the jail's network helper (fork)";
+	return px->report < 0 ? "could not start the jail's network helper (fork)" : NULL;
+}
+
+void on_proxy_connect(struct runner *r, short revents)
+{
+	const char *why = first_use(r);
+	if (why)
+		r->o.fatal = why;
 	if (r->o.fatal)
 		kill_jail(r);
+}
+
+void proxy_last_packets(struct runner *r)
+{
+	struct proxy *px = &r->px;
+	struct pollfd taps[NET_NFDS - NET_TAP_TCP4];
+	int n = 0;
+	if (px->pid)
+		return;
+	for (int i = NET_TAP_TCP4; i < NET_NFDS; i++)
+		if (px->fd[i] >= 0)
+			taps[n++] = (struct pollfd){.fd = px->fd[i], .events = POLLIN};
+	/* The command's run went well: a refusal that cannot be recorded
+	 * now only leaves the record incomplete. */
+	if (n && poll(taps, (nfds_t)n, 0) > 0 && first_use(r))
+		px->incomplete = 1;
 }
 
 void on_proxy_report(struct runner *r, short revents)

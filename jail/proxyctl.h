@@ -54,6 +54,12 @@ void on_proxy_listeners(struct runner *r, short revents);
  * start, and the helper starts, and takes them all. */
 void on_proxy_connect(struct runner *r, short revents);
 
+/* proxy_last_packets, at the end of the run, before proxy_stop: a packet
+ * a tap took as the command ended, after the runner's last look (its
+ * delivery left to a softirq), still starts the helper, which records
+ * it. */
+void proxy_last_packets(struct runner *r);
+
 /* on_proxy_report takes what the helper wrote on its report pipe; at its
  * end before the jail's, with the TUN device in the jail (which would then
  * black-hole every connection), the run ends. */

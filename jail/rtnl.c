@@ -139,9 +139,9 @@ int nl_route(struct nl *nl, int add, int family, unsigned char table, unsigned c
 	return nl_do(nl, &q);
 }
 
-int nl_catchall(struct nl *nl, int add, int family)
+int nl_catchall(struct nl *nl, int add, int family, const unsigned char *src)
 {
-	return nl_route(nl, add, family, RT_TABLE_LOCAL, RTN_LOCAL, LOOPBACK_IFINDEX, NULL);
+	return nl_route(nl, add, family, RT_TABLE_LOCAL, RTN_LOCAL, LOOPBACK_IFINDEX, add ? src : NULL);
 }
 
 int ipv6_on(void)

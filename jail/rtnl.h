@@ -37,7 +37,8 @@ int nl_route(struct nl *nl, int add, int family, unsigned char table, unsigned c
 int ipv6_on(void);
 
 /* nl_catchall makes (add) or removes the family's catch-all route: every
- * address local, on lo (tap.c). */
-int nl_catchall(struct nl *nl, int add, int family);
+ * address local, on lo (tap.c), with src (added: the jail's own address
+ * of the family) as the source of what is sent there. */
+int nl_catchall(struct nl *nl, int add, int family, const unsigned char *src);
 
 #endif

@@ -488,6 +488,7 @@ static void runner_end(struct runner *r)
 		while (wait4(r->pid1, NULL, 0, &o->ru) < 0 && errno == EINTR)
 			;
 	disk_final(r);
+	proxy_last_packets(r);
 	proxy_stop(&r->px);
 	o->wall_ns = monotonic_ns() - r->started;
 	if (!o->setup_ns)

@@ -156,18 +156,21 @@ void net_close_all(const int *fds, int n);
 int tun_open(struct jerr *e);
 
 /* tun_make makes tun (/dev/net/tun, opened in the jail's namespace) the
- * persistent TUN device TUN_NAME with the jail's addresses and default
- * routes (IPv6 too when the kernel has it), by netlink on rtnl, a
+ * persistent TUN device TUN_NAME with default routes from the jail's
+ * addresses (IPv6 too when v6: the kernel has it), by netlink on rtnl, a
  * NETLINK_ROUTE socket of that namespace; tapped, it also removes the
  * catch-all routes taps_open added. In the init stage, or in the runner
  * on the network's first use: the owner of the jail's user namespace may
  * configure its network from outside. */
-int tun_make(int tun, int rtnl, int tapped, struct jerr *e);
+int tun_make(int tun, int rtnl, int v6, int tapped, struct jerr *e);
 
 /* tun_addrs, in the init stage, gives the jail's lo its own addresses
  * (not loopback), which the device's routes name as their source, by
  * netlink on rtnl (tun.c says why on lo). */
-int tun_addrs(int rtnl, struct jerr *e);
+int tun_addrs(int rtnl, int v6, struct jerr *e);
+
+/* The jail's own addresses (tun.c says why on lo). */
+extern const unsigned char jail_v4[4], jail_v6[16];
 
 /* taps_open, in the init stage, routes every address but loopback to
  * the jail's own lo (RTN_LOCAL: a connection is reset at once, a datagram
@@ -175,7 +178,7 @@ int tun_addrs(int rtnl, struct jerr *e);
  * sockets that see those packets (NET_TAP_*, from taps[0]): the first
  * wakes the runner, and the helper records them as refused. *n is how
  * many: 4, or 2 without IPv6. */
-int taps_open(int rtnl, int *taps, int *n, struct jerr *e);
+int taps_open(int rtnl, int v6, int *taps, int *n, struct jerr *e);
 
 /* pty_open, in PID 1 in tty mode once the root is built, opens a new pty
  * in the jail's own devpts (its /dev/pts/ptmx, checked to be one), sized

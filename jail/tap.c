@@ -23,17 +23,21 @@
 #include "jail/stage.h"
 
 /* The classic BPF filters: a tap keeps only packets to an address other
- * than loopback, and of TCP only a connection's first (SYN, no ACK): the
- * kernel's resets, to the jail's own address, are not destinations. An
- * IPv4 raw socket reads from the IP header; an IPv6 one from the
- * transport header, its IP header at SKF_NET_OFF. */
+ * than loopback and the jail's own (a server of the command's, reached
+ * there, is no use of the network), and of TCP only a connection's first
+ * (SYN, no ACK): the kernel's resets are not destinations. An IPv4 raw
+ * socket reads from the IP header; an IPv6 one from the transport
+ * header, its IP header at SKF_NET_OFF. */
 #define DROP BPF_STMT(BPF_RET | BPF_K, 0)
 #define KEEP BPF_STMT(BPF_RET | BPF_K, 0xffff)
+#define JAIL_V4 0xc0000002u /* 192.0.0.2, tun.c's jail_v4 */
 
 static const struct sock_filter tcp4[] = {
-	/* 127.0.0.0/8: drop */
+	/* 127.0.0.0/8 or the jail's own: drop */
 	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 16),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 127, 4, 0),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 127, 6, 0),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, JAIL_V4, 4, 0),
 	/* X = the IP header's length; the TCP flags at X + 13 */
 	BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0),
 	BPF_STMT(BPF_LD | BPF_B | BPF_IND, 13),
@@ -45,26 +49,33 @@ static const struct sock_filter tcp4[] = {
 
 static const struct sock_filter udp4[] = {
 	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 16),
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 127, 0, 1),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 127, 2, 0),
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16),
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, JAIL_V4, 0, 1),
 	DROP,
 	KEEP,
 };
 
-/* ::1 is the destination's four words 0, 0, 0, 1: on it, jump over the
- * skip instructions that follow to a DROP; at the first other word, go on
- * to them. */
-#define NOT_LOOPBACK6(skip)                                                           \
-	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 24),                          \
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 6),                              \
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 28),                      \
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4),                              \
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 32),                      \
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),                              \
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 36),                      \
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, (skip), 0)
+/* The destination's four words are ::1's (0, 0, 0, 1) or the jail's own
+ * (fd6a:696c::2, tun.c's jail_v6: 0xfd6a696c, 0, 0, 2): jump over the
+ * skip instructions that follow to a DROP; else go on to them. X holds
+ * the last word either would have. */
+#define NOT_OWN6(skip)                                                     \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 24),               \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0),                   \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xfd6a696cu, 0, 9),         \
+	    BPF_STMT(BPF_LDX | BPF_IMM, 2),                                 \
+	    BPF_STMT(BPF_JMP | BPF_JA, 1),                                  \
+	    BPF_STMT(BPF_LDX | BPF_IMM, 1),                                 \
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 28),           \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 4),                   \
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 32),           \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2),                   \
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, SKF_NET_OFF + 36),           \
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, (skip), 0)
 
 static const struct sock_filter tcp6[] = {
-	NOT_LOOPBACK6(3),
+	NOT_OWN6(3),
 	/* the TCP flags, at 13 */
 	BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
 	BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),
@@ -73,7 +84,7 @@ static const struct sock_filter tcp6[] = {
 	KEEP,
 };
 
-static const struct sock_filter udp6[] = {NOT_LOOPBACK6(1), KEEP, DROP};
+static const struct sock_filter udp6[] = {NOT_OWN6(1), KEEP, DROP};
 
 /* A tap's queue: enough for the packets of a burst before the runner
  * wakes; the rest are dropped, never held. */
@@ -96,14 +107,18 @@ static int tap(int family, int proto, const struct sock_filter *f, size_t n, str
 	return s;
 }
 
-int taps_open(int rtnl, int *taps, int *n, struct jerr *e)
+int taps_open(int rtnl, int v6, int *taps, int *n, struct jerr *e)
 {
 	struct nl nl = {.s = rtnl};
-	int v6 = ipv6_on();
 	*n = 0;
 	for (int i = 0; i < 1 + v6; i++) {
 		int family = i ? AF_INET6 : AF_INET;
-		if (nl_catchall(&nl, 1, family) < 0) {
+		/* The jail's own address as the source, not the destination
+		 * (the kernel's choice for a local route): a connection or a
+		 * connected socket to an address keeps working once the
+		 * device's route replaces this one, where a source that is no
+		 * longer the jail's would leave it with no route back. */
+		if (nl_catchall(&nl, 1, family, i ? jail_v6 : jail_v4) < 0) {
 			jerr_set(e, errno, "allowlist network: the IPv%d catch-all route", i ? 6 : 4);
 			goto fail;
 		}

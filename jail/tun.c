@@ -52,20 +52,19 @@ int tun_open(struct jerr *e)
  * all until the host has one of its own that is not loopback, so before
  * the device is made a lookup would fail with no query, and no first
  * use would make it. */
-static const unsigned char jail_v4[4] = {192, 0, 0, 2};
-static const unsigned char jail_v6[16] = {0xfd, 0x6a, 0x69, 0x6c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
+const unsigned char jail_v4[4] = {192, 0, 0, 2};
+const unsigned char jail_v6[16] = {0xfd, 0x6a, 0x69, 0x6c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
 
-int tun_addrs(int rtnl, struct jerr *e)
+int tun_addrs(int rtnl, int v6, struct jerr *e)
 {
 	struct nl nl = {.s = rtnl};
-	int v6 = ipv6_on();
 	for (int i = 0; i < 1 + v6; i++)
 		if (nl_addr_add(&nl, LOOPBACK_IFINDEX, i ? AF_INET6 : AF_INET, i ? jail_v6 : jail_v4) < 0)
 			return jerr_set(e, errno, "allowlist network: add the jail's IPv%d address", i ? 6 : 4);
 	return 0;
 }
 
-int tun_make(int tun, int rtnl, int tapped, struct jerr *e)
+int tun_make(int tun, int rtnl, int v6, int tapped, struct jerr *e)
 {
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof ifr);
@@ -83,7 +82,6 @@ int tun_make(int tun, int rtnl, int tapped, struct jerr *e)
 		return jerr_set(e, errno, "allowlist network: find the TUN device");
 	int ifindex = ifr.ifr_ifindex;
 	struct nl nl = {.s = rtnl};
-	int v6 = ipv6_on();
 	/* The MTU and IPv6's address generation, then, in a message of its
 	 * own, up: in one message the kernel still makes a link-local
 	 * address at up and sends a packet from it, which would start jail's
@@ -98,7 +96,7 @@ int tun_make(int tun, int rtnl, int tapped, struct jerr *e)
 		if (nl_route(&nl, 1, family, RT_TABLE_MAIN, RTN_UNICAST, ifindex, a) < 0)
 			return jerr_set(e, errno, "allowlist network: the IPv%d default route", i ? 6 : 4);
 		/* The device's route is there first: no moment without one. */
-		if (tapped && nl_catchall(&nl, 0, family) < 0)
+		if (tapped && nl_catchall(&nl, 0, family, NULL) < 0)
 			return jerr_set(e, errno, "allowlist network: remove the IPv%d catch-all route", i ? 6 : 4);
 	}
 	return 0;
