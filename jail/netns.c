@@ -79,7 +79,7 @@ int net_prepare(uint32_t flags, int *fds, int *n, struct jerr *e)
 	}
 	(*n)++;
 	int v6 = ipv6_on();
-	if (tun_addrs(fds[NET_RTNL], v6, e) < 0)
+	if (tun_addrs(fds[NET_RTNL], &v6, e) < 0)
 		goto fail;
 	if (flags & PROC_TUN_EAGER) {
 		int r = tun_make(fds[NET_TUN], fds[NET_RTNL], v6, 0, e);

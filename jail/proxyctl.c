@@ -228,9 +228,14 @@ void proxy_last_packets(struct runner *r)
 	for (int i = NET_TAP_TCP4; i < NET_NFDS; i++)
 		if (px->fd[i] >= 0)
 			taps[n++] = (struct pollfd){.fd = px->fd[i], .events = POLLIN};
+	if (!n || poll(taps, (nfds_t)n, 0) <= 0)
+		return;
+	/* A helper born into a frozen cgroup would stop before its exec,
+	 * with the runner waiting on it (CLONE_VFORK). */
+	cg_thaw(&r->cg);
 	/* The command's run went well: a refusal that cannot be recorded
 	 * now only leaves the record incomplete. */
-	if (n && poll(taps, (nfds_t)n, 0) > 0 && first_use(r))
+	if (first_use(r))
 		px->incomplete = 1;
 }
 

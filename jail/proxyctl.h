@@ -57,7 +57,7 @@ void on_proxy_connect(struct runner *r, short revents);
 /* proxy_last_packets, at the end of the run, before proxy_stop: a packet
  * a tap took as the command ended, after the runner's last look (its
  * delivery left to a softirq), still starts the helper, which records
- * it. */
+ * it. One look, at once: a packet later still is not waited for. */
 void proxy_last_packets(struct runner *r);
 
 /* on_proxy_report takes what the helper wrote on its report pipe; at its

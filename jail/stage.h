@@ -166,8 +166,9 @@ int tun_make(int tun, int rtnl, int v6, int tapped, struct jerr *e);
 
 /* tun_addrs, in the init stage, gives the jail's lo its own addresses
  * (not loopback), which the device's routes name as their source, by
- * netlink on rtnl (tun.c says why on lo). */
-int tun_addrs(int rtnl, int v6, struct jerr *e);
+ * netlink on rtnl (tun.c says why on lo): IPv6's when *v6, which it
+ * clears when the namespace's devices have IPv6 turned off. */
+int tun_addrs(int rtnl, int *v6, struct jerr *e);
 
 /* The jail's own addresses (tun.c says why on lo). */
 extern const unsigned char jail_v4[4], jail_v6[16];

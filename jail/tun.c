@@ -55,12 +55,20 @@ int tun_open(struct jerr *e)
 const unsigned char jail_v4[4] = {192, 0, 0, 2};
 const unsigned char jail_v6[16] = {0xfd, 0x6a, 0x69, 0x6c, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2};
 
-int tun_addrs(int rtnl, int v6, struct jerr *e)
+int tun_addrs(int rtnl, int *v6, struct jerr *e)
 {
 	struct nl nl = {.s = rtnl};
-	for (int i = 0; i < 1 + v6; i++)
-		if (nl_addr_add(&nl, LOOPBACK_IFINDEX, i ? AF_INET6 : AF_INET, i ? jail_v6 : jail_v4) < 0)
-			return jerr_set(e, errno, "allowlist network: add the jail's IPv%d address", i ? 6 : 4);
+	for (int i = 0; i < 1 + *v6; i++) {
+		if (nl_addr_add(&nl, LOOPBACK_IFINDEX, i ? AF_INET6 : AF_INET, i ? jail_v6 : jail_v4) == 0)
+			continue;
+		/* IPv6 off for the namespace's devices (disable_ipv6, as
+		 * ipv6.disable_ipv6=1 boots them): the jail has none. */
+		if (i && errno == EACCES) {
+			*v6 = 0;
+			return 0;
+		}
+		return jerr_set(e, errno, "allowlist network: add the jail's IPv%d address", i ? 6 : 4);
+	}
 	return 0;
 }
 
@@ -95,7 +103,11 @@ int tun_make(int tun, int rtnl, int v6, int tapped, struct jerr *e)
 		const unsigned char *a = i ? jail_v6 : jail_v4;
 		if (nl_route(&nl, 1, family, RT_TABLE_MAIN, RTN_UNICAST, ifindex, a) < 0)
 			return jerr_set(e, errno, "allowlist network: the IPv%d default route", i ? 6 : 4);
-		/* The device's route is there first: no moment without one. */
+		/* The device's route is there first: no moment without one.
+		 * A reset the kernel owes a SYN that came just before the
+		 * catch-all went has no route back from what is no longer a
+		 * local address: that connection's SYN is sent again after
+		 * its first timeout (1 s), through the device. */
 		if (tapped && nl_catchall(&nl, 0, family, NULL) < 0)
 			return jerr_set(e, errno, "allowlist network: remove the IPv%d catch-all route", i ? 6 : 4);
 	}
