@@ -54,12 +54,12 @@ static void child_fail(int report, const char *what)
  * else, no new privileges, every signal at its default. */
 static void child(const struct cg_run *cg, const int *high, int n, pid_t runner)
 {
-	/* Its one argument: how many of the network's sockets it has, from
-	 * PX_NET (which ones, stage.h's NET_* order says). */
-	char count[16];
-	snprintf(count, sizeof count, "%d", n - (PX_NET - PX_REPORT));
-	char *const argv[] = {"jail-proxy", count, NULL};
-	static char *const envp[] = {JAIL_STAGE_ENV "proxy", NULL};
+	static char *const argv[] = {"jail-proxy", NULL};
+	/* How many of the network's sockets it has, from PX_NET (which ones,
+	 * stage.h's NET_* order says). */
+	char count[32];
+	snprintf(count, sizeof count, "_JAIL_NET_FDS=%d", n - (PX_NET - PX_REPORT));
+	char *const envp[] = {JAIL_STAGE_ENV "proxy", count, NULL};
 	int report = high[0];
 	struct jerr e;
 	if (!cg->v2 && cg->n && cg_join(cg, 0, &e) < 0)

@@ -124,8 +124,7 @@ const (
 
 // Main serves the resolver, and in mode "allowlist" the stack and the
 // two proxies, until the runner ends it (stopByte) or dies, and reports at
-// most once a second and at the end. args[1] is how many of the
-// network's fds the runner passed, from fdDNSUDP. It never returns.
+// most once a second and at the end. It never returns.
 func Main(args []string) {
 	debug.SetMemoryLimit(memLimit)
 	// Before the configuration is read: the helper may hold real
@@ -231,7 +230,7 @@ func Main(args []string) {
 		if err := serveTUN(fdTUN, &transparent{p}, die); err != nil {
 			die(fmt.Errorf("network stack: %w", err))
 		}
-		p.drainTaps(netFds(args))
+		p.drainTaps(netFds())
 	}
 	select {
 	case <-stop:

@@ -11,6 +11,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -37,12 +38,9 @@ const maxTapped = 512
 var errEarly = errors.New("sent before the jail's network was up")
 
 // netFds is how many of the network's fds the runner passed, from
-// fdDNSUDP: its argument (args[1]); 0 when there is none.
-func netFds(args []string) int {
-	if len(args) < 2 {
-		return 0
-	}
-	n, err := strconv.Atoi(args[1])
+// fdDNSUDP, as _JAIL_NET_FDS says (jail/proxyctl.c); 0 when it does not.
+func netFds() int {
+	n, err := strconv.Atoi(os.Getenv("_JAIL_NET_FDS"))
 	if err != nil {
 		return 0
 	}
