@@ -8,8 +8,8 @@
  * (proxyctl.c). C, as the whole init stage is (stage.h says why). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <linux/netlink.h>
 #include <errno.h>
+#include <linux/netlink.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdint.h>

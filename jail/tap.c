@@ -10,7 +10,11 @@
  * (the catch-all routes go) and starts the helper, which records what the
  * taps saw (proxy/taps.go). A tap costs a filter run on each loopback
  * packet until then; the device's registration costs far more, and every
- * run would pay it. C, as the init stage is (stage.h says why). */
+ * run would pay it. What the catch-all changes for the command, until the
+ * first use: a server of its own on every address answers at any address,
+ * as it would at 127.0.0.1 (and its connection's first packet is said
+ * refused all the same: the tap cannot tell), and a socket binds to any
+ * address. Nothing leaves. C, as the init stage is (stage.h says why). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/filter.h>
