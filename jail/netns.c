@@ -59,6 +59,17 @@ static int bound(int type, int port, struct jerr *e)
 	return s;
 }
 
+/* ipv6_on reports whether the kernel has IPv6 (not booted with
+ * ipv6.disable=1): then the jail's network is configured for it too. */
+static int ipv6_on(void)
+{
+	int s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return 0;
+	close(s);
+	return 1;
+}
+
 int net_prepare(uint32_t flags, int *fds, int *n, struct jerr *e)
 {
 	static const int types[] = {SOCK_DGRAM, SOCK_STREAM, SOCK_STREAM, SOCK_STREAM};

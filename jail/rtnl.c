@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include "jail/rtnl.h"
 
@@ -142,13 +141,4 @@ int nl_route(struct nl *nl, int add, int family, unsigned char table, unsigned c
 int nl_catchall(struct nl *nl, int add, int family, const unsigned char *src)
 {
 	return nl_route(nl, add, family, RT_TABLE_LOCAL, RTN_LOCAL, LOOPBACK_IFINDEX, add ? src : NULL);
-}
-
-int ipv6_on(void)
-{
-	int s = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return 0;
-	close(s);
-	return 1;
 }

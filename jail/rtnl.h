@@ -32,10 +32,6 @@ int nl_addr_add(struct nl *nl, int ifindex, int family, const unsigned char *a);
 int nl_route(struct nl *nl, int add, int family, unsigned char table, unsigned char type, int ifindex,
 	     const unsigned char *src);
 
-/* ipv6_on reports whether the kernel has IPv6 (not booted with
- * ipv6.disable=1): then the jail's network is configured for it too. */
-int ipv6_on(void);
-
 /* nl_catchall makes (add) or removes the family's catch-all route: every
  * address local, on lo (tap.c), with src (added: the jail's own address
  * of the family) as the source of what is sent there. */
