@@ -158,20 +158,18 @@ void on_proxy_listeners(struct runner *r, short revents)
 	int fds[NET_NFDS];
 	char b;
 	/* How many: the resolver's; for the allowlist up to /dev/net/tun,
-	 * the device made; or with the netlink socket and the taps, IPv6's
-	 * two only when the kernel has IPv6. */
-	int min = NET_DNS_FDS, max = NET_DNS_FDS;
-	if (strcmp(r->plan->net_mode, "allowlist") == 0)
-		min = max = NET_EAGER_FDS;
-	if (max == NET_EAGER_FDS && !(r->plan->proc_flags & PROC_TUN_EAGER))
-		min = NET_TAP_TCP6, max = NET_NFDS;
+	 * the device made; or with the netlink socket and the taps, all of
+	 * them, or without IPv6's two when the kernel has no IPv6. */
+	int allowlist = strcmp(r->plan->net_mode, "allowlist") == 0, eager = (r->plan->proc_flags & PROC_TUN_EAGER) != 0;
+	int all = !allowlist ? NET_DNS_FDS : eager ? NET_EAGER_FDS : NET_NFDS;
+	int no_v6 = !allowlist || eager ? all : NET_TAP_TCP6;
 	/* A message came (not PID 1's EOF, whose error says why) but not
 	 * the sockets in it: the jail's network would have nobody serving
 	 * it, with the TUN device's connections hanging, so the run ends. */
 	int sent = recv(px->net, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1;
-	int n = fd_recv_range(px->net, fds, min, max);
+	int n = fd_recv_range(px->net, fds, no_v6, all);
 	/* The taps come in pairs, a family's TCP and UDP. */
-	if (n > 0 && n != max && n != min) {
+	if (n > 0 && n != all && n != no_v6) {
 		net_close_all(fds, n);
 		n = -1;
 	}
