@@ -45,30 +45,28 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 	server.Close()
 }
 
-// relayBuf is what pipe copies at a time once data flows: large, since
-// the stack sends each write as it comes (io.Copy's 32 KiB cost about a
-// sixth of the download rate); an idle connection holds only relayIdle
-// each way (at 512 connections, 256 KiB buffers would be the helper's
-// whole heap).
-const (
-	relayBuf  = 256 << 10
-	relayIdle = 16 << 10
-)
+// relayIdle is what pipe reads into while a connection is quiet: at 256
+// connections, pieces of flow's size would be the helper's whole heap.
+const relayIdle = 16 << 10
 
 // pipe copies src to dst until either ends, counting the bytes into a as
 // they pass (down: from the server), so a report made while the
-// connection is open, or as the run ends, has them.
+// connection is open, or as the run ends, has them. Once a read fills
+// its buffer, data flows, and flow takes over.
 func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
+	count := func(n int) {
+		if down {
+			p.count(a, int64(n), 0)
+		} else {
+			p.count(a, 0, int64(n))
+		}
+	}
 	buf := make([]byte, relayIdle)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
 			w, werr := dst.Write(buf[:n])
-			if down {
-				p.count(a, int64(w), 0)
-			} else {
-				p.count(a, 0, int64(w))
-			}
+			count(w)
 			if werr != nil {
 				return
 			}
@@ -76,8 +74,9 @@ func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
 		if err != nil {
 			return
 		}
-		if n == len(buf) && len(buf) < relayBuf {
-			buf = make([]byte, relayBuf) // data flows: larger pieces
+		if n == len(buf) {
+			flow(dst, src, count)
+			return
 		}
 	}
 }
