@@ -116,12 +116,6 @@ const (
 	maxFiles     = 4096 // the helper's descriptors (RLIMIT_NOFILE)
 	maxEntries   = 256  // distinct refusals and destinations recorded
 	memLimit     = 256 << 20
-	// gcPercent lets the heap grow to 5x what is live before a
-	// collection, under memLimit still: at Go's 100, a download through
-	// the stack collected every few MB, each collection emptied gVisor's
-	// buffer pools, and the next chunks came from fresh pages, faulted in
-	// and cleared (make bench's download: 1.57 to 1.65 GB/s).
-	gcPercent = 400
 	// A recorded name and reason, in bytes: with maxEntries of each
 	// kind a report line stays under the 256 KiB the runner reads.
 	maxName   = 253
@@ -133,7 +127,6 @@ const (
 // most once a second and at the end. It never returns.
 func Main(args []string) {
 	debug.SetMemoryLimit(memLimit)
-	debug.SetGCPercent(gcPercent)
 	// Before the configuration is read: the helper may hold real
 	// credential values and the run CA's key, which no core dump may
 	// write out and no process of its uid (an unprivileged caller's
