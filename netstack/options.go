@@ -24,11 +24,18 @@ type Options struct {
 	MaxConns int
 	// BufDefault and BufMax size each connection's TCP receive and send
 	// buffers in the stack: gVisor grows both up to BufMax as the
-	// connection's window grows. The jail-to-stack leg has no delay, but
-	// a send buffer of a few 64 KiB segments stalls the relay behind it:
-	// a download went from 1.44 to 1.59 GB/s as BufMax went from 1 to
-	// 4 MiB (2 MiB: 1.54).
+	// connection's window grows. The jail-to-stack leg has no delay, so
+	// small windows suffice.
 	BufDefault, BufMax int
+	// BufRoomy is what buffers may grow to instead, while at most
+	// RoomyConns connections are open: a download's send buffer of a few
+	// 64 KiB segments stalls the relay behind it (the bench's download:
+	// 1.44 GB/s at 1 MiB, 1.54 at 2 MiB, 1.59 at 4 MiB), but every
+	// connection's at 4 MiB would be 2 GiB. gVisor never shrinks a buffer
+	// it grew, and the count rises past RoomyConns before another
+	// connection's can grow, so at most RoomyConns connections (give or
+	// take one racing the switch) hold more than BufMax a way.
+	BufRoomy, RoomyConns int
 	// Sources are the jail's own addresses on the TUN device
 	// (jail/tun.c): a SYN from any other source is reset without a
 	// Dial. A command without CAP_NET_RAW can still send one, with
@@ -44,15 +51,17 @@ var (
 )
 
 // DefaultOptions are the sizes docs/design/netstack.md measured: 64 SYNs
-// in flight, 256 connections, MTU 65520; buffers of 256 KiB, growing to
-// 4 MiB for a connection whose data flows (see BufMax).
+// in flight, 256 connections, 256 KiB buffers growing to 1 MiB (with
+// MTU 65520); and growing to 4 MiB while at most 4 connections are open.
 func DefaultOptions() Options {
 	return Options{
 		MTU:         65520,
 		MaxInFlight: 64,
 		MaxConns:    256,
 		BufDefault:  256 << 10,
-		BufMax:      4 << 20,
+		BufMax:      1 << 20,
+		BufRoomy:    4 << 20,
+		RoomyConns:  4,
 		Sources:     []netip.Addr{jailV4, jailV6},
 	}
 }
@@ -76,6 +85,8 @@ func (o Options) check() error {
 		return fmt.Errorf("netstack options: MaxConns %d is not positive", o.MaxConns)
 	case o.BufDefault < minBuf || o.BufMax < o.BufDefault:
 		return fmt.Errorf("netstack options: buffers %d (default) and %d (max) need %d <= default <= max", o.BufDefault, o.BufMax, minBuf)
+	case o.BufRoomy < o.BufMax || o.RoomyConns < 0:
+		return fmt.Errorf("netstack options: BufRoomy %d is below BufMax %d, or RoomyConns %d is negative", o.BufRoomy, o.BufMax, o.RoomyConns)
 	case len(o.Sources) == 0:
 		return fmt.Errorf("netstack options: no Sources: every SYN would be reset")
 	}

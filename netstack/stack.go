@@ -40,7 +40,8 @@ const timeWait = time.Second
 //   - SYNs: MaxInFlight decided at once; gVisor's forwarder drops the
 //     rest unanswered (Stats().TCP.ForwardMaxInFlightDrop), and the
 //     jail's kernel retries them;
-//   - connections: MaxConns, each with buffers of at most BufMax a way;
+//   - connections: MaxConns, each with buffers of at most BufMax a way,
+//     but for RoomyConns of them, BufRoomy;
 //   - packets in: one reader that runs each through the stack before
 //     reading the next (link.go), so the backlog waits in the TUN's queue,
 //     500 packets, past which the kernel drops;
@@ -63,6 +64,12 @@ type Stack struct {
 	ns  *stack.Stack
 	h   Handler
 	sem chan struct{} // one token per open connection, MaxConns in all
+	// How far buffers may grow from now on (sizeBuffers): bufs's BufMax,
+	// or its BufRoomy while at most its RoomyConns connections are open.
+	bufs    Options
+	roomyMu sync.Mutex
+	roomy   bool
+	bufSet  bool // the options were set once
 	// sources are the jail's own addresses: SYNs from others are reset.
 	sources []netip.Addr
 	link    *tunLink
@@ -89,6 +96,7 @@ func Start(fd int, opts Options, h Handler) (*Stack, error) {
 		fd:      fd,
 		h:       h,
 		sem:     make(chan struct{}, opts.MaxConns),
+		bufs:    opts,
 		sources: slices.Clone(opts.Sources),
 		done:    make(chan struct{}),
 	}
@@ -117,6 +125,9 @@ func Start(fd int, opts Options, h Handler) (*Stack, error) {
 // configure sets the stack up around link, which does not read yet.
 func (s *Stack) configure(link *tunLink, opts Options) error {
 	if err := tuneTCP(s.ns, opts); err != nil {
+		return err
+	}
+	if err := s.sizeBuffers(); err != nil {
 		return err
 	}
 	fwd := tcp.NewForwarder(s.ns, opts.BufDefault, opts.MaxInFlight, s.onSYN)
@@ -158,8 +169,6 @@ func tuneTCP(ns *stack.Stack, opts Options) error {
 	// overflow in gVisor's congestion window arithmetic
 	// (google/gvisor#11632).
 	reno := tcpip.CongestionControlOption("reno")
-	rcv := tcpip.TCPReceiveBufferSizeRangeOption{Min: minBuf, Default: opts.BufDefault, Max: opts.BufMax}
-	snd := tcpip.TCPSendBufferSizeRangeOption{Min: minBuf, Default: opts.BufDefault, Max: opts.BufMax}
 	tw := tcpip.TCPTimeWaitTimeoutOption(timeWait)
 	for _, o := range []struct {
 		what string
@@ -168,14 +177,40 @@ func tuneTCP(ns *stack.Stack, opts Options) error {
 		{"SACK", &sack},
 		{"loss recovery", &recovery},
 		{"congestion control", &reno},
-		{"receive buffer", &rcv},
-		{"send buffer", &snd},
 		{"TIME-WAIT", &tw},
 	} {
 		if err := ns.SetTransportProtocolOption(tcp.ProtocolNumber, o.opt); err != nil {
 			return fmt.Errorf("netstack: TCP %s option: %s", o.what, err)
 		}
 	}
+	return nil
+}
+
+// sizeBuffers sets how far TCP buffers may grow from now on: BufRoomy
+// while at most RoomyConns connections are open, BufMax past that. A
+// connection's buffers grow as its data flows (gVisor's send buffer with
+// its congestion window, its receive buffer with what the jail sends).
+// Called as a connection opens and as it ends.
+func (s *Stack) sizeBuffers() error {
+	s.roomyMu.Lock()
+	defer s.roomyMu.Unlock()
+	roomy := len(s.sem) <= s.bufs.RoomyConns
+	if roomy == s.roomy && s.bufSet {
+		return nil
+	}
+	max := s.bufs.BufMax
+	if roomy {
+		max = s.bufs.BufRoomy
+	}
+	rcv := tcpip.TCPReceiveBufferSizeRangeOption{Min: minBuf, Default: s.bufs.BufDefault, Max: max}
+	snd := tcpip.TCPSendBufferSizeRangeOption{Min: minBuf, Default: s.bufs.BufDefault, Max: max}
+	if err := s.ns.SetTransportProtocolOption(tcp.ProtocolNumber, &rcv); err != nil {
+		return fmt.Errorf("netstack: TCP receive buffer option: %s", err)
+	}
+	if err := s.ns.SetTransportProtocolOption(tcp.ProtocolNumber, &snd); err != nil {
+		return fmt.Errorf("netstack: TCP send buffer option: %s", err)
+	}
+	s.roomy, s.bufSet = roomy, true
 	return nil
 }
 

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"gvisor.dev/gvisor/pkg/tcpip"
+	"gvisor.dev/gvisor/pkg/tcpip/transport/tcp"
 )
 
 // toEcho routes every destination to one echo server on the host.
@@ -177,6 +180,61 @@ func TestMaxConns(t *testing.T) {
 	}
 }
 
+// bufferMaxes is how far the stack lets send and receive buffers grow now.
+func bufferMaxes(t *testing.T, s *Stack) (snd, rcv int) {
+	t.Helper()
+	var so tcpip.TCPSendBufferSizeRangeOption
+	var ro tcpip.TCPReceiveBufferSizeRangeOption
+	if err := s.ns.TransportProtocolOption(tcp.ProtocolNumber, &so); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ns.TransportProtocolOption(tcp.ProtocolNumber, &ro); err != nil {
+		t.Fatal(err)
+	}
+	return so.Max, ro.Max
+}
+
+// Buffers may grow to BufRoomy while at most RoomyConns connections are
+// open, and only to BufMax while more are: the switch follows each open
+// and each end.
+func TestRoomyBuffers(t *testing.T) {
+	j := newJailNet(t, 65520)
+	h := newTestHandler(toEcho(echoServer(t, "tcp", "127.0.0.1:0")))
+	opts := DefaultOptions()
+	opts.RoomyConns = 1
+	s := j.start(t, opts, h)
+	want := func(what string, max int) {
+		t.Helper()
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			snd, rcv := bufferMaxes(t, s)
+			if snd == max && rcv == max {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: buffers grow to %d (send) and %d (receive); want %d", what, snd, rcv, max)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	want("no connection", opts.BufRoomy)
+	first, err := j.dial("tcp", "198.18.0.1:80", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	roundTrip(t, first, 10)
+	want("one connection", opts.BufRoomy)
+	second, err := j.dial("tcp", "198.18.0.2:80", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundTrip(t, second, 10)
+	want("two connections", opts.BufMax)
+	second.Close()
+	want("one left", opts.BufRoomy)
+}
+
 func TestClose(t *testing.T) {
 	j := newJailNet(t, 65520)
 	h := newTestHandler(toEcho(echoServer(t, "tcp", "127.0.0.1:0")))
@@ -216,6 +274,8 @@ func TestOptionsChecked(t *testing.T) {
 		func(o *Options) { o.MaxConns = 0 },
 		func(o *Options) { o.BufDefault = 0 },
 		func(o *Options) { o.BufMax = o.BufDefault - 1 },
+		func(o *Options) { o.BufRoomy = o.BufMax - 1 },
+		func(o *Options) { o.RoomyConns = -1 },
 	} {
 		o := DefaultOptions()
 		mutate(&o)

@@ -25,7 +25,12 @@ func (s *Stack) onSYN(req *tcp.ForwarderRequest) {
 	}
 	select {
 	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
+		// Its errors are Start's: options check refused, so none here.
+		s.sizeBuffers()
+		defer func() {
+			<-s.sem
+			s.sizeBuffers()
+		}()
 	default:
 		req.Complete(true)
 		s.h.Overloaded(dst)
