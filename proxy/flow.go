@@ -1,72 +1,156 @@
 // Copying a connection whose data flows: a reader of its own fills the
-// next piece while the last is written.
+// next piece while the last is written, from pieces the whole helper
+// shares a budget of.
 
 package proxy
 
-import "io"
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+)
 
-// flowBuf is each piece flow reads into, and flowPieces how many it may
-// make. Through the stack a download's copy is two halves of about equal
-// CPU: reading the host's socket, and the stack taking the bytes in;
-// done one after the other they leave a core idle. With a reader of
-// their own, pieces this large, and 4 MiB stack buffers (netstack), the
-// bench's 100 MB download went from 1.15-1.3 to 1.5-1.6 GB/s (2 cores;
-// two pieces of 256 KiB: 1.44, three of 512 KiB: 1.59).
+// flowBuf is each piece flow reads into, flowPieces how many one flow
+// may hold, and flowBudget how many the whole helper may hold at once
+// (12 MiB). Through the stack a download's copy is two halves of about
+// equal CPU: reading the host's socket, and the stack taking the bytes
+// in; done one after the other they leave a core idle. With a reader of
+// their own and pieces this large, the bench's 100 MB download went from
+// 1.15-1.3 to 1.5-1.6 GB/s (2 cores; two pieces of 256 KiB: 1.44, three
+// of 512 KiB: 1.59). A flow that finds the budget spent stays in pipe's
+// small copy: slower, but never more memory.
 const (
 	flowBuf    = 512 << 10
 	flowPieces = 3
+	flowBudget = 24
 )
 
-// piece is one read: its bytes, and the read's error.
-type piece struct {
-	b   []byte
-	err error
+// pieceStore is the helper's budget of flow's pieces: a token for each
+// piece held, and a pool to reuse them from.
+type pieceStore struct {
+	tokens chan struct{}
+	pool   sync.Pool
 }
 
-// flow copies src to dst until either ends, telling count what each
-// write wrote. A goroutine reads the next piece while this one writes
-// the last, in order. Pieces are made as the reader needs them: a source
-// slower than dst never needs a second.
+func newPieceStore(budget int) *pieceStore {
+	return &pieceStore{tokens: make(chan struct{}, budget)}
+}
+
+// get returns a piece, or false when the budget is spent.
+func (ps *pieceStore) get() ([]byte, bool) {
+	select {
+	case ps.tokens <- struct{}{}:
+	default:
+		return nil, false
+	}
+	if b, ok := ps.pool.Get().(*[]byte); ok {
+		return *b, true
+	}
+	return make([]byte, flowBuf), true
+}
+
+// put gives a piece back.
+func (ps *pieceStore) put(b []byte) {
+	b = b[:cap(b)]
+	ps.pool.Put(&b)
+	<-ps.tokens
+}
+
+// piece is one read: its bytes, and the read's error. last says the
+// reader stopped after it: the source has slowed.
+type piece struct {
+	b    []byte
+	err  error
+	last bool
+}
+
+// aFlow is what flow's two goroutines share: the pieces it made, given
+// back by whichever of them ends last.
+type aFlow struct {
+	ps   *pieceStore
+	made [][]byte // the reader's alone until it ends
+	left atomic.Int32
+}
+
+// end is each goroutine's last act; the last one out gives the pieces
+// back.
+func (f *aFlow) end() {
+	if f.left.Add(-1) == 0 {
+		for _, b := range f.made {
+			f.ps.put(b)
+		}
+	}
+}
+
+// flow copies src to dst, telling count what each write wrote, with a
+// goroutine that reads the next piece while this one writes the last, in
+// order. It returns false at once when ps has no piece to give, and
+// false too once a read fills less than half its piece, after writing
+// it: the source slowed, and pipe's small copy serves it again without
+// holding pieces while it idles. It returns true when either side ended
+// or failed.
+//
+// A source that pauses just as a piece is full leaves the reader holding
+// the flow's pieces in a read until the next data or the end: flowBudget
+// bounds what that holds.
 //
 // When dst fails, flow returns at once and the reader ends at its
 // current read's return, which the caller brings about by closing src;
 // what it read then is dropped, as dst is gone.
-func flow(dst io.Writer, src io.Reader, count func(int)) {
+func flow(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (ended bool) {
+	first, ok := ps.get()
+	if !ok {
+		return false
+	}
+	f := &aFlow{ps: ps, made: [][]byte{first}}
+	f.left.Store(2)
+	defer f.end()
 	free := make(chan []byte, flowPieces)
+	free <- first
 	full := make(chan piece, flowPieces)
 	done := make(chan struct{})
 	defer close(done)
-	go fill(src, free, full, done)
+	go f.fill(src, free, full, done)
 	for {
 		pc := <-full
 		if len(pc.b) > 0 {
 			n, err := dst.Write(pc.b)
 			count(n)
 			if err != nil {
-				return
+				return true
 			}
 		}
 		if pc.err != nil {
-			return
+			return true
+		}
+		if pc.last {
+			return false
 		}
 		free <- pc.b[:cap(pc.b)]
 	}
 }
 
-// fill is flow's reader: it fills a free piece (or a new one, while
-// fewer than flowPieces exist), and passes it on, until src ends or
-// fails, or flow is done.
-func fill(src io.Reader, free <-chan []byte, full chan<- piece, done <-chan struct{}) {
-	made := 0
+// fill is flow's reader: it fills a free piece (or a new one, while it
+// holds fewer than flowPieces and the budget allows), and passes it on,
+// until src ends or fails or slows, or flow is done.
+func (f *aFlow) fill(src io.Reader, free chan []byte, full chan<- piece, done <-chan struct{}) {
+	defer f.end()
 	for {
+		select {
+		case <-done: // before a piece: a free one would race it
+			return
+		default:
+		}
 		var b []byte
 		select {
 		case b = <-free:
 		default:
-			if made < flowPieces {
-				b = make([]byte, flowBuf)
-				made++
-				break
+			if len(f.made) < flowPieces {
+				if nb, ok := f.ps.get(); ok {
+					f.made = append(f.made, nb)
+					b = nb
+					break
+				}
 			}
 			select {
 			case b = <-free:
@@ -75,12 +159,13 @@ func fill(src io.Reader, free <-chan []byte, full chan<- piece, done <-chan stru
 			}
 		}
 		n, err := src.Read(b)
+		pc := piece{b: b[:n], err: err, last: err == nil && n < len(b)/2}
 		select {
-		case full <- piece{b[:n], err}:
+		case full <- pc:
 		case <-done:
 			return
 		}
-		if err != nil {
+		if err != nil || pc.last {
 			return
 		}
 	}

@@ -6,6 +6,7 @@ package proxy
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -38,42 +39,96 @@ func (w *slowWriter) Write(b []byte) (int, error) {
 	return w.got.Write(b)
 }
 
-func TestFlowCopiesInOrderAndCounts(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	want := make([]byte, 12<<20)
-	for i := range want {
-		want[i] = byte(rng.Uint32())
+func randomBytes(seed uint64, n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
 	}
-	src := &chopReader{r: bytes.NewReader(want), rng: rng, max: 3 * flowBuf / 2}
-	dst := &slowWriter{pause: 200 * time.Microsecond}
-	counted := 0
-	flow(dst, src, func(n int) { counted += n })
-	if !bytes.Equal(dst.got.Bytes(), want) {
-		t.Fatalf("flow wrote %d bytes that differ from the %d read", dst.got.Len(), len(want))
-	}
-	if counted != len(want) {
-		t.Errorf("counted %d bytes, wrote %d", counted, len(want))
+	return b
+}
+
+// tokensBack waits until every piece of ps is given back.
+func tokensBack(t *testing.T, ps *pieceStore, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(ps.tokens) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d pieces still held", what, len(ps.tokens))
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-// A source slower than its destination needs one piece and the one the
-// reader takes while the writer still holds the first; not all three.
-func TestFlowMakesPiecesAsNeeded(t *testing.T) {
-	src, far := net.Pipe()
-	defer src.Close()
-	go func() {
-		for range 20 {
-			far.Write(make([]byte, 1000))
-			time.Sleep(2 * time.Millisecond)
+// relayCopy delivers every byte in order and counts each once, whatever
+// the budget: flowing with three pieces, with one, and with none (pipe's
+// small copy alone); reads of random sizes make flow start and stop.
+func TestRelayCopyInOrderAndCounts(t *testing.T) {
+	want := randomBytes(1, 12<<20)
+	for _, budget := range []int{flowBudget, 1, 0} {
+		ps := newPieceStore(budget)
+		src := &chopReader{r: bytes.NewReader(want), rng: rand.New(rand.NewPCG(5, 6)), max: 3 * flowBuf / 2}
+		dst := &slowWriter{pause: 100 * time.Microsecond}
+		counted := 0
+		relayCopy(dst, src, func(n int) { counted += n }, ps)
+		if !bytes.Equal(dst.got.Bytes(), want) {
+			t.Fatalf("budget %d: wrote %d bytes that differ from the %d read", budget, dst.got.Len(), len(want))
 		}
-		far.Close()
+		if counted != len(want) {
+			t.Errorf("budget %d: counted %d bytes, wrote %d", budget, counted, len(want))
+		}
+		tokensBack(t, ps, fmt.Sprintf("budget %d, after the end", budget))
+	}
+}
+
+// The budget is the helper's: past it no piece is given, until one is
+// given back; and a flow that finds it spent leaves the copy to pipe.
+func TestPieceBudget(t *testing.T) {
+	ps := newPieceStore(2)
+	a, okA := ps.get()
+	_, okB := ps.get()
+	if !okA || !okB {
+		t.Fatal("a budget of two gave fewer")
+	}
+	if _, ok := ps.get(); ok {
+		t.Fatal("a third piece past a budget of two")
+	}
+	if flow(io.Discard, bytes.NewReader(make([]byte, 1<<20)), func(int) {}, ps) {
+		t.Error("flow ran with the budget spent")
+	}
+	ps.put(a)
+	if _, ok := ps.get(); !ok {
+		t.Error("no piece after one was given back")
+	}
+}
+
+// A flow whose source pauses gives its pieces back while the connection
+// stays open, and flows again when data does.
+func TestFlowGivesPiecesBackWhenSlow(t *testing.T) {
+	src, far := net.Pipe()
+	defer far.Close()
+	ps := newPieceStore(flowBudget)
+	burst := randomBytes(2, relayIdle+8*flowBuf+1000)
+	var got bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		relayCopy(&got, src, func(int) {}, ps)
+		close(copied)
 	}()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	flow(io.Discard, src, func(int) {})
-	runtime.ReadMemStats(&after)
-	if got := after.TotalAlloc - before.TotalAlloc; got >= 3*flowBuf {
-		t.Errorf("a slow source made flow allocate %d bytes, all %d pieces of %d", got, flowPieces, flowBuf)
+	for round := range 2 {
+		if _, err := far.Write(burst); err != nil {
+			t.Fatal(err)
+		}
+		// net.Pipe hands each read what one write gave, up to its
+		// length: after the small read that starts the flow and eight
+		// pieces, the last 1000 bytes fill less than half a piece. (A burst that ended on a piece's end would leave the
+		// pieces held until the next read returns.)
+		tokensBack(t, ps, fmt.Sprintf("round %d, paused", round))
+	}
+	far.Close()
+	<-copied
+	if !bytes.Equal(got.Bytes(), append(burst[:len(burst):len(burst)], burst...)) {
+		t.Fatalf("got %d bytes that differ from the two bursts", got.Len())
 	}
 }
 
@@ -83,14 +138,18 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("gone") }
 
 // When the destination fails flow returns at once, and its reader, held
-// in a read, ends as the caller closes the source.
+// in a read, ends as the caller closes the source, giving its pieces
+// back.
 func TestFlowEndsWhenDestinationFails(t *testing.T) {
 	src, far := net.Pipe()
 	base := runtime.NumGoroutine()
-	go func() { far.Write(make([]byte, 100)) }()
+	go func() { far.Write(make([]byte, flowBuf)) }()
+	ps := newPieceStore(flowBudget)
 	returned := make(chan struct{})
 	go func() {
-		flow(failWriter{}, src, func(int) {})
+		if !flow(failWriter{}, src, func(int) {}, ps) {
+			t.Error("flow said the source slowed, not that the destination failed")
+		}
 		close(returned)
 	}()
 	select {
@@ -109,6 +168,7 @@ func TestFlowEndsWhenDestinationFails(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	tokensBack(t, ps, "after the destination failed")
 }
 
 // A relayed connection whose data flows both ways at once arrives whole

@@ -321,6 +321,8 @@ type proxy struct {
 	upstreams chan struct{}
 	// creds is the run's bindings, nil when it has none.
 	creds *credentials
+	// pieces is the budget of the relays' flow pieces.
+	pieces *pieceStore
 	// handshakes counts the interceptions whose TLS handshake is under
 	// way: its outcome (a refused certificate) belongs in the last report.
 	handshakes sync.WaitGroup
@@ -350,6 +352,7 @@ type allowedStat struct {
 func newProxy(cfg Config, out *os.File) *proxy {
 	return &proxy{cfg: cfg, out: out, dialer: &net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
 		conns: make(chan struct{}, maxConns), upstreams: make(chan struct{}, maxUpstreams),
+		pieces: newPieceStore(flowBudget),
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
 

@@ -45,22 +45,28 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 	server.Close()
 }
 
-// relayIdle is what pipe reads into while a connection is quiet: at 256
-// connections, pieces of flow's size would be the helper's whole heap.
+// relayIdle is what relayCopy reads into while a connection is quiet,
+// or while flow's budget is spent: 16 KiB each way of at most 512
+// connections (the stack's 256 and the proxies' 256) is 16 MiB.
 const relayIdle = 16 << 10
 
 // pipe copies src to dst until either ends, counting the bytes into a as
 // they pass (down: from the server), so a report made while the
-// connection is open, or as the run ends, has them. Once a read fills
-// its buffer, data flows, and flow takes over.
+// connection is open, or as the run ends, has them.
 func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
-	count := func(n int) {
+	relayCopy(dst, src, func(n int) {
 		if down {
 			p.count(a, int64(n), 0)
 		} else {
 			p.count(a, 0, int64(n))
 		}
-	}
+	}, p.pieces)
+}
+
+// relayCopy copies src to dst until either ends or fails, telling count
+// what each write wrote. Once a read fills its small buffer, data flows,
+// and flow takes over (with pieces from ps) until it slows.
+func relayCopy(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) {
 	buf := make([]byte, relayIdle)
 	for {
 		n, err := src.Read(buf)
@@ -74,8 +80,7 @@ func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
 		if err != nil {
 			return
 		}
-		if n == len(buf) {
-			flow(dst, src, count)
+		if n == len(buf) && flow(dst, src, count, ps) {
 			return
 		}
 	}
