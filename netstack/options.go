@@ -5,6 +5,7 @@ package netstack
 import (
 	"fmt"
 	"net/netip"
+	"time"
 )
 
 // Options sizes the stack. Every limit bounds what a jail can make its
@@ -36,6 +37,10 @@ type Options struct {
 	// connection's can grow, so at most RoomyConns connections (give or
 	// take one racing the switch) hold more than BufMax a way.
 	BufRoomy, RoomyConns int
+	// Linger bounds how long a connection the jail's side closed may
+	// keep data the jail does not take (its window shut): its slot, and
+	// its buffers, are held until the endpoint is gone.
+	Linger time.Duration
 	// Sources are the jail's own addresses on the TUN device
 	// (jail/tun.c): a SYN from any other source is reset without a
 	// Dial. A command without CAP_NET_RAW can still send one, with
@@ -52,7 +57,7 @@ var (
 
 // DefaultOptions are the sizes docs/design/netstack.md measured: 64 SYNs
 // in flight, 256 connections, 256 KiB buffers growing to 1 MiB (with
-// MTU 65520); and growing to 4 MiB while at most 4 connections are open.
+// MTU 65520); and growing to 4 MiB while at most 2 connections are open.
 func DefaultOptions() Options {
 	return Options{
 		MTU:         65520,
@@ -61,7 +66,8 @@ func DefaultOptions() Options {
 		BufDefault:  256 << 10,
 		BufMax:      1 << 20,
 		BufRoomy:    4 << 20,
-		RoomyConns:  4,
+		RoomyConns:  2,
+		Linger:      30 * time.Second,
 		Sources:     []netip.Addr{jailV4, jailV6},
 	}
 }
@@ -85,6 +91,8 @@ func (o Options) check() error {
 		return fmt.Errorf("netstack options: MaxConns %d is not positive", o.MaxConns)
 	case o.BufDefault < minBuf || o.BufMax < o.BufDefault:
 		return fmt.Errorf("netstack options: buffers %d (default) and %d (max) need %d <= default <= max", o.BufDefault, o.BufMax, minBuf)
+	case o.Linger <= 0:
+		return fmt.Errorf("netstack options: Linger %v is not positive", o.Linger)
 	case o.BufRoomy < o.BufMax || o.RoomyConns < 0:
 		return fmt.Errorf("netstack options: BufRoomy %d is below BufMax %d, or RoomyConns %d is negative", o.BufRoomy, o.BufMax, o.RoomyConns)
 	case len(o.Sources) == 0:

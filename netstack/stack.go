@@ -51,7 +51,9 @@ const timeWait = time.Second
 //     drops a datagram left incomplete for 30 s (v4) or 60 s (v6);
 //   - ICMP errors, the UDP refusals among them: gVisor sends at most
 //     1000 a second (a burst of 50);
-//   - closed connections: TIME-WAIT lasts 1 s.
+//   - closed connections: each keeps its slot among MaxConns until its
+//     endpoint is gone (tcp.go's linger), which data the jail leaves
+//     untaken delays by at most Linger; TIME-WAIT lasts 1 s.
 //
 // Not bounded by time here: a SYN whose source never answers the SYN-ACK
 // holds its MaxInFlight slot through gVisor's retransmits, about two

@@ -235,6 +235,54 @@ func TestRoomyBuffers(t *testing.T) {
 	want("one left", opts.BufRoomy)
 }
 
+// openConns is how many slots among MaxConns are taken.
+func openConns(s *Stack) int { return len(s.sem) }
+
+// A connection the jail's side has closed keeps its slot while its
+// endpoint still holds what the jail has not taken: once the jail closes
+// its socket, or past Linger with the jail's window shut.
+func TestLingeringConnectionKeepsItsSlot(t *testing.T) {
+	const size = 6 << 20
+	addr := serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) {
+		c.Write(make([]byte, size))
+	})
+	for _, end := range []string{"the jail closes", "linger runs out"} {
+		t.Run(end, func(t *testing.T) {
+			j := newJailNet(t, 65520)
+			opts := DefaultOptions()
+			opts.Linger = time.Second
+			s := j.start(t, opts, newTestHandler(toEcho(addr)))
+			c, err := j.dial("tcp", "198.18.0.1:80", 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.(*net.TCPConn).SetReadBuffer(64 << 10)
+			// Take all but the last 2 MiB, which the stack's send
+			// buffer then holds, and end the jail's writing: the relay
+			// is done, and its endpoint left with data.
+			if _, err := io.ReadFull(c, make([]byte, size-2<<20)); err != nil {
+				t.Fatal(err)
+			}
+			c.(*net.TCPConn).CloseWrite()
+			time.Sleep(300 * time.Millisecond)
+			if n := openConns(s); n != 1 {
+				t.Fatalf("%d slots taken while the closed connection holds data; want 1", n)
+			}
+			if end == "the jail closes" {
+				c.Close()
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			for openConns(s) != 0 {
+				if time.Now().After(deadline) {
+					t.Fatalf("the slot was not given back after %s", end)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
 func TestClose(t *testing.T) {
 	j := newJailNet(t, 65520)
 	h := newTestHandler(toEcho(echoServer(t, "tcp", "127.0.0.1:0")))
@@ -276,6 +324,7 @@ func TestOptionsChecked(t *testing.T) {
 		func(o *Options) { o.BufMax = o.BufDefault - 1 },
 		func(o *Options) { o.BufRoomy = o.BufMax - 1 },
 		func(o *Options) { o.RoomyConns = -1 },
+		func(o *Options) { o.Linger = 0 },
 	} {
 		o := DefaultOptions()
 		mutate(&o)

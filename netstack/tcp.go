@@ -4,8 +4,10 @@
 package netstack
 
 import (
+	"net"
 	"net/netip"
 	"slices"
+	"time"
 
 	"gvisor.dev/gvisor/pkg/tcpip"
 	"gvisor.dev/gvisor/pkg/tcpip/adapters/gonet"
@@ -62,6 +64,34 @@ func (s *Stack) onSYN(req *tcp.ForwarderRequest) {
 	// makes sure the stack's endpoint goes even if Serve forgot it.
 	defer client.Close()
 	s.h.Serve(dst, client, upstream)
+	s.linger(ep, &wq, client)
+}
+
+// linger closes the jail's side of a served connection and waits until
+// its endpoint is gone (closed, reset, or in TIME-WAIT), so that the slot
+// among MaxConns, and the count RoomyConns is judged by, covers every
+// endpoint that may hold buffers. A closed endpoint keeps what the jail
+// has not taken yet, and gVisor keeps it as long as the jail answers its
+// probes with a shut window: past opts.Linger of that it is reset.
+func (s *Stack) linger(ep tcpip.Endpoint, wq *waiter.Queue, client net.Conn) {
+	entry, hup := waiter.NewChannelEntry(waiter.EventHUp)
+	wq.EventRegister(&entry)
+	defer wq.EventUnregister(&entry)
+	uto := tcpip.TCPUserTimeoutOption(s.bufs.Linger)
+	ep.SetSockOpt(&uto)
+	client.Close()
+	// gVisor says HUp as an endpoint closes, but not on every way into
+	// TIME-WAIT: it is looked at again, less often as time goes on.
+	poll := 10 * time.Millisecond
+	for ep.Readiness(waiter.EventHUp)&waiter.EventHUp == 0 {
+		select {
+		case <-hup:
+		case <-s.done:
+			return
+		case <-time.After(poll):
+			poll = min(2*poll, time.Second)
+		}
+	}
 }
 
 // addrPort is the destination the jail asked for, as the Handler sees
