@@ -5,14 +5,17 @@
 package proxy
 
 import (
+	"errors"
 	"io"
+	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // flowBuf is each piece flow reads into, flowPieces how many one flow
 // may hold, and flowBudget how many the whole helper may hold at once
-// (12 MiB). Through the stack a download's copy is two halves of about
+// (6 MiB). Through the stack a download's copy is two halves of about
 // equal CPU: reading the host's socket, and the stack taking the bytes
 // in; done one after the other they leave a core idle. With a reader of
 // their own and pieces this large, the bench's 100 MB download went from
@@ -22,8 +25,17 @@ import (
 const (
 	flowBuf    = 512 << 10
 	flowPieces = 3
-	flowBudget = 24
+	flowBudget = 12
 )
+
+// flowPause is how long a read of a flowing connection waits before the
+// flow ends, so that a connection left idle (a keep-alive between
+// responses) holds no piece while it waits.
+const flowPause = 100 * time.Millisecond
+
+// readDeadliner is a source whose reads can be bounded (every
+// connection relayed is one).
+type readDeadliner interface{ SetReadDeadline(time.Time) error }
 
 // pieceStore is the helper's budget of flow's pieces: a token for each
 // piece held, and a pool to reuse them from.
@@ -85,14 +97,14 @@ func (f *aFlow) end() {
 // flow copies src to dst, telling count what each write wrote, with a
 // goroutine that reads the next piece while this one writes the last, in
 // order. It returns false at once when ps has no piece to give, and
-// false too once a read fills less than half its piece, after writing
-// it: the source slowed, and pipe's small copy serves it again without
+// false too once a read fills less than half its piece or waits
+// flowPause, after writing what it read: the source slowed, and pipe's small copy serves it again without
 // holding pieces while it idles. It returns true when either side ended
 // or failed.
 //
-// A source that pauses just as a piece is full leaves the reader holding
-// the flow's pieces in a read until the next data or the end: flowBudget
-// bounds what that holds.
+// A read that waits flowPause ends the flow too (a source without read
+// deadlines would keep the reader, and the flow's pieces, in that read
+// until its next data).
 //
 // When dst fails, flow returns at once and the reader ends at its
 // current read's return, which the caller brings about by closing src;
@@ -158,8 +170,20 @@ func (f *aFlow) fill(src io.Reader, free chan []byte, full chan<- piece, done <-
 				return
 			}
 		}
+		dl, _ := src.(readDeadliner)
+		if dl != nil {
+			dl.SetReadDeadline(time.Now().Add(flowPause))
+		}
 		n, err := src.Read(b)
-		pc := piece{b: b[:n], err: err, last: err == nil && n < len(b)/2}
+		var ne net.Error
+		paused := dl != nil && errors.As(err, &ne) && ne.Timeout()
+		if paused {
+			err = nil // the flow ends, the connection does not
+		}
+		pc := piece{b: b[:n], err: err, last: paused || err == nil && n < len(b)/2}
+		if dl != nil && pc.last {
+			dl.SetReadDeadline(time.Time{}) // pipe's reads wait as long as it takes
+		}
 		select {
 		case full <- pc:
 		case <-done:

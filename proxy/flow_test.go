@@ -103,32 +103,33 @@ func TestPieceBudget(t *testing.T) {
 }
 
 // A flow whose source pauses gives its pieces back while the connection
-// stays open, and flows again when data does.
+// stays open, and flows again when data does: after a read that fills
+// less than half a piece, or one that waits flowPause.
 func TestFlowGivesPiecesBackWhenSlow(t *testing.T) {
-	src, far := net.Pipe()
-	defer far.Close()
-	ps := newPieceStore(flowBudget)
-	burst := randomBytes(2, relayIdle+8*flowBuf+1000)
-	var got bytes.Buffer
-	copied := make(chan struct{})
-	go func() {
-		relayCopy(&got, src, func(int) {}, ps)
-		close(copied)
-	}()
-	for round := range 2 {
-		if _, err := far.Write(burst); err != nil {
-			t.Fatal(err)
-		}
+	for _, tail := range []int{1000, 3 * flowBuf / 4} {
+		src, far := net.Pipe()
+		ps := newPieceStore(flowBudget)
 		// net.Pipe hands each read what one write gave, up to its
 		// length: after the small read that starts the flow and eight
-		// pieces, the last 1000 bytes fill less than half a piece. (A burst that ended on a piece's end would leave the
-		// pieces held until the next read returns.)
-		tokensBack(t, ps, fmt.Sprintf("round %d, paused", round))
-	}
-	far.Close()
-	<-copied
-	if !bytes.Equal(got.Bytes(), append(burst[:len(burst):len(burst)], burst...)) {
-		t.Fatalf("got %d bytes that differ from the two bursts", got.Len())
+		// whole pieces, the tail is the last read before the pause.
+		burst := randomBytes(2, relayIdle+8*flowBuf+tail)
+		var got bytes.Buffer
+		copied := make(chan struct{})
+		go func() {
+			relayCopy(&got, src, func(int) {}, ps)
+			close(copied)
+		}()
+		for round := range 2 {
+			if _, err := far.Write(burst); err != nil {
+				t.Fatal(err)
+			}
+			tokensBack(t, ps, fmt.Sprintf("tail %d, round %d, paused", tail, round))
+		}
+		far.Close()
+		<-copied
+		if !bytes.Equal(got.Bytes(), append(burst[:len(burst):len(burst)], burst...)) {
+			t.Fatalf("tail %d: got %d bytes that differ from the two bursts", tail, got.Len())
+		}
 	}
 }
 
@@ -190,18 +191,29 @@ func TestRelayFlowsBothWays(t *testing.T) {
 		p.relay(target{"api.test", 443}, client, server, nil)
 		close(relayed)
 	}()
-	// Each end sends, says it is done, and reads to the other's end.
-	ends := func(c net.Conn, send []byte, got chan<- []byte) {
-		go func() {
-			c.Write(send)
-			closeWrite(c)
-		}()
-		b, _ := io.ReadAll(c)
-		got <- b
-	}
+	// Each end sends while it reads; the server says it is done only
+	// once it has read the jail's end (the relay cuts the jail's upload
+	// once the server's data ends, as a server's close would).
 	gotDown, gotUp := make(chan []byte, 1), make(chan []byte, 1)
-	go ends(jailSide, up, gotDown)
-	go ends(farSide, down, gotUp)
+	go func() {
+		go func() {
+			jailSide.Write(up)
+			closeWrite(jailSide)
+		}()
+		b, _ := io.ReadAll(jailSide)
+		gotDown <- b
+	}()
+	go func() {
+		wrote := make(chan struct{})
+		go func() {
+			farSide.Write(down)
+			close(wrote)
+		}()
+		b, _ := io.ReadAll(farSide)
+		<-wrote
+		closeWrite(farSide)
+		gotUp <- b
+	}()
 	for _, c := range []struct {
 		who       string
 		got, want []byte
