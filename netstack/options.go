@@ -37,9 +37,9 @@ type Options struct {
 	// connection's can grow, so at most RoomyConns connections (give or
 	// take one racing the switch) hold more than BufMax a way.
 	BufRoomy, RoomyConns int
-	// Linger bounds how long a connection the jail's side closed may
-	// keep data the jail does not take (its window shut): its slot, and
-	// its buffers, are held until the endpoint is gone.
+	// Linger is how long a connection the stack has closed may keep data
+	// the jail takes none of (its window shut) before it is reset; its
+	// slot is held until its endpoint is gone (see Stack's bounds).
 	Linger time.Duration
 	// Sources are the jail's own addresses on the TUN device
 	// (jail/tun.c): a SYN from any other source is reset without a

@@ -52,8 +52,11 @@ const timeWait = time.Second
 //   - ICMP errors, the UDP refusals among them: gVisor sends at most
 //     1000 a second (a burst of 50);
 //   - closed connections: each keeps its slot among MaxConns until its
-//     endpoint is gone (tcp.go's linger), which data the jail leaves
-//     untaken delays by at most Linger; TIME-WAIT lasts 1 s.
+//     endpoint is gone (tcp.go's linger), so the bounds above count it
+//     too; one whose data the jail takes none of for Linger is reset
+//     (gVisor looks at its probe timer, so within MaxRTO, 120 s, of its
+//     window shutting), one the jail keeps taking data from lasts as an
+//     open connection would; FIN-WAIT-2 and TIME-WAIT last 1 s.
 //
 // Not bounded by time here: a SYN whose source never answers the SYN-ACK
 // holds its MaxInFlight slot through gVisor's retransmits, about two
@@ -172,6 +175,11 @@ func tuneTCP(ns *stack.Stack, opts Options) error {
 	// (google/gvisor#11632).
 	reno := tcpip.CongestionControlOption("reno")
 	tw := tcpip.TCPTimeWaitTimeoutOption(timeWait)
+	// FIN-WAIT-2 as short as TIME-WAIT: a connection the stack closed
+	// keeps its slot until its endpoint is gone (tcp.go's linger), and a
+	// jail that read to the end and never closes its socket (a pool's
+	// idle connection) would hold it gVisor's default minute.
+	fw2 := tcpip.TCPLingerTimeoutOption(timeWait)
 	for _, o := range []struct {
 		what string
 		opt  tcpip.SettableTransportProtocolOption
@@ -180,6 +188,7 @@ func tuneTCP(ns *stack.Stack, opts Options) error {
 		{"loss recovery", &recovery},
 		{"congestion control", &reno},
 		{"TIME-WAIT", &tw},
+		{"FIN-WAIT-2", &fw2},
 	} {
 		if err := ns.SetTransportProtocolOption(tcp.ProtocolNumber, o.opt); err != nil {
 			return fmt.Errorf("netstack: TCP %s option: %s", o.what, err)

@@ -283,6 +283,41 @@ func TestLingeringConnectionKeepsItsSlot(t *testing.T) {
 	}
 }
 
+// closingHandler serves as proxy's relay does: once the server's data
+// ends, the jail's side is closed whole, not only for writing.
+type closingHandler struct{ *testHandler }
+
+func (h closingHandler) Serve(_ netip.AddrPort, client, upstream net.Conn) {
+	io.Copy(client, upstream)
+	client.Close()
+	upstream.Close()
+}
+
+// A connection the server ended, which the jail read to the end but
+// keeps open (a pool's idle connection), gives its slot back in seconds,
+// not after gVisor's minute of FIN-WAIT-2.
+func TestFinWait2GivesTheSlotBack(t *testing.T) {
+	addr := serve(t, "tcp", "127.0.0.1:0", func(c net.Conn) { c.Write([]byte("hello")) })
+	j := newJailNet(t, 65520)
+	s := j.start(t, DefaultOptions(), closingHandler{newTestHandler(toEcho(addr))})
+	c, err := j.dial("tcp", "198.18.0.1:80", 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(c); err != nil || string(b) != "hello" {
+		t.Fatalf("read %q, %v; want hello and the end", b, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for openConns(s) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the slot of a connection in FIN-WAIT-2 was not given back in 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func TestClose(t *testing.T) {
 	j := newJailNet(t, 65520)
 	h := newTestHandler(toEcho(echoServer(t, "tcp", "127.0.0.1:0")))

@@ -104,7 +104,8 @@ func (f *aFlow) end() {
 //
 // A read that waits flowPause ends the flow too (a source without read
 // deadlines would keep the reader, and the flow's pieces, in that read
-// until its next data).
+// until its next data). A write that waits (a jail that reads slowly)
+// keeps them: four such flows spend the budget, and others copy small.
 //
 // When dst fails, flow returns at once and the reader ends at its
 // current read's return, which the caller brings about by closing src;
@@ -175,6 +176,9 @@ func (f *aFlow) fill(src io.Reader, free chan []byte, full chan<- piece, done <-
 			dl.SetReadDeadline(time.Now().Add(flowPause))
 		}
 		n, err := src.Read(b)
+		// The deadline's timeout (gonet's own error type, hence not
+		// os.ErrDeadlineExceeded); a kernel ETIMEDOUT passes too, and
+		// the small copy's next read returns the end.
 		var ne net.Error
 		paused := dl != nil && errors.As(err, &ne) && ne.Timeout()
 		if paused {
