@@ -20,8 +20,8 @@ import (
 // in; done one after the other they leave a core idle. With a reader of
 // their own and pieces this large, the bench's 100 MB download went from
 // 1.15-1.3 to 1.5-1.6 GB/s (2 cores; two pieces of 256 KiB: 1.44, three
-// of 512 KiB: 1.59). A flow that finds the budget spent stays in pipe's
-// small copy: slower, but never more memory.
+// of 512 KiB: 1.59). A flow that finds the budget spent stays in
+// relayCopy's small copy: slower, but never more memory.
 const (
 	flowBuf    = 512 << 10
 	flowPieces = 3
@@ -97,15 +97,13 @@ func (f *aFlow) end() {
 // flow copies src to dst, telling count what each write wrote, with a
 // goroutine that reads the next piece while this one writes the last, in
 // order. It returns false at once when ps has no piece to give, and
-// false too once a read fills less than half its piece or waits
-// flowPause, after writing what it read: the source slowed, and pipe's small copy serves it again without
-// holding pieces while it idles. It returns true when either side ended
-// or failed.
-//
-// A read that waits flowPause ends the flow too (a source without read
-// deadlines would keep the reader, and the flow's pieces, in that read
-// until its next data). A write that waits (a jail that reads slowly)
-// keeps them: four such flows spend the budget, and others copy small.
+// false too after writing a read that filled less than half its piece
+// or waited flowPause: the source slowed, and relayCopy's small copy
+// serves it again without holding pieces while it idles (a source
+// without read deadlines would keep the reader, and the pieces, in that
+// read until its next data). It returns true when either side ended or
+// failed. A write that waits (a jail that reads slowly) keeps its
+// pieces: four such flows spend the budget, and others copy small.
 //
 // When dst fails, flow returns at once and the reader ends at its
 // current read's return, which the caller brings about by closing src;
@@ -186,7 +184,7 @@ func (f *aFlow) fill(src io.Reader, free chan []byte, full chan<- piece, done <-
 		}
 		pc := piece{b: b[:n], err: err, last: paused || err == nil && n < len(b)/2}
 		if dl != nil && pc.last {
-			dl.SetReadDeadline(time.Time{}) // pipe's reads wait as long as it takes
+			dl.SetReadDeadline(time.Time{}) // relayCopy's reads wait as long as it takes
 		}
 		select {
 		case full <- pc:
