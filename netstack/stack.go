@@ -70,11 +70,11 @@ type Stack struct {
 	h   Handler
 	sem chan struct{} // one token per open connection, MaxConns in all
 	// How far buffers may grow from now on (sizeBuffers): bufs's BufMax,
-	// or its BufRoomy while at most its RoomyConns connections are open.
-	bufs    Options
-	roomyMu sync.Mutex
-	roomy   bool
-	bufSet  bool // the options were set once
+	// or its BufRoomy while at most its RoomyConns connections are open;
+	// grow is the one last set (0 before the first).
+	bufs   Options
+	growMu sync.Mutex
+	grow   int
 	// sources are the jail's own addresses: SYNs from others are reset.
 	sources []netip.Addr
 	link    *tunLink
@@ -203,15 +203,14 @@ func tuneTCP(ns *stack.Stack, opts Options) error {
 // its congestion window, its receive buffer with what the jail sends).
 // Called as a connection opens and as it ends.
 func (s *Stack) sizeBuffers() error {
-	s.roomyMu.Lock()
-	defer s.roomyMu.Unlock()
-	roomy := len(s.sem) <= s.bufs.RoomyConns
-	if roomy == s.roomy && s.bufSet {
-		return nil
-	}
+	s.growMu.Lock()
+	defer s.growMu.Unlock()
 	max := s.bufs.BufMax
-	if roomy {
+	if len(s.sem) <= s.bufs.RoomyConns {
 		max = s.bufs.BufRoomy
+	}
+	if max == s.grow {
+		return nil
 	}
 	rcv := tcpip.TCPReceiveBufferSizeRangeOption{Min: minBuf, Default: s.bufs.BufDefault, Max: max}
 	snd := tcpip.TCPSendBufferSizeRangeOption{Min: minBuf, Default: s.bufs.BufDefault, Max: max}
@@ -221,7 +220,7 @@ func (s *Stack) sizeBuffers() error {
 	if err := s.ns.SetTransportProtocolOption(tcp.ProtocolNumber, &snd); err != nil {
 		return fmt.Errorf("netstack: TCP send buffer option: %s", err)
 	}
-	s.roomy, s.bufSet = roomy, true
+	s.grow = max
 	return nil
 }
 
