@@ -146,6 +146,7 @@ func flow(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (ended 
 // until src ends or fails or slows, or flow is done.
 func (f *aFlow) fill(src io.Reader, free chan []byte, full chan<- piece, done <-chan struct{}) {
 	defer f.end()
+	dl, _ := src.(readDeadliner)
 	for {
 		select {
 		case <-done: // before a piece: a free one would race it
@@ -169,7 +170,6 @@ func (f *aFlow) fill(src io.Reader, free chan []byte, full chan<- piece, done <-
 				return
 			}
 		}
-		dl, _ := src.(readDeadliner)
 		if dl != nil {
 			dl.SetReadDeadline(time.Now().Add(flowPause))
 		}
