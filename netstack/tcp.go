@@ -59,7 +59,7 @@ func (s *Stack) onSYN(req *tcp.ForwarderRequest) {
 		return
 	}
 	req.Complete(false)
-	client := gonet.NewTCPConn(&wq, ep)
+	client := &conn{gonet.NewTCPConn(&wq, ep), ep}
 	// Serve owns both ends; closing them again after it is harmless, and
 	// makes sure the stack's endpoint goes even if Serve forgot it.
 	defer client.Close()
@@ -93,6 +93,18 @@ func (s *Stack) linger(ep tcpip.Endpoint, wq *waiter.Queue, client net.Conn) {
 		}
 	}
 }
+
+// conn is a served connection as Serve gets it: gonet's, which can also
+// be reset, so that a server's reset reaches the jail as one and data cut
+// short does not look whole.
+type conn struct {
+	*gonet.TCPConn
+	ep tcpip.Endpoint
+}
+
+// Abort resets the connection: what the stack still holds for the jail
+// is dropped, and the jail's next read or write fails.
+func (c *conn) Abort() { c.ep.Abort() }
 
 // addrPort is the destination the jail asked for, as the Handler sees
 // it. An IPv4-mapped IPv6 destination is unmapped, so policy has one

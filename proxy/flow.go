@@ -102,16 +102,16 @@ func (f *aFlow) end() {
 // serves it again without holding pieces while it idles (a source
 // without read deadlines would keep the reader, and the pieces, in that
 // read until its next data). It returns true when either side ended or
-// failed. A write that waits (a jail that reads slowly) keeps its
+// failed, with what stopped it as relayCopy returns it. A write that waits (a jail that reads slowly) keeps its
 // pieces: four such flows spend the budget, and others copy small.
 //
 // When dst fails, flow returns at once and the reader ends at its
 // current read's return, which the caller brings about by closing src;
 // what it read then is dropped, as dst is gone.
-func flow(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (ended bool) {
+func flow(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (ended bool, readErr, writeErr error) {
 	first, ok := ps.get()
 	if !ok {
-		return false
+		return false, nil, nil
 	}
 	f := &aFlow{ps: ps, made: [][]byte{first}}
 	f.left.Store(2)
@@ -128,14 +128,17 @@ func flow(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (ended 
 			n, err := dst.Write(pc.b)
 			count(n)
 			if err != nil {
-				return true
+				return true, nil, err
 			}
 		}
+		if pc.err == io.EOF {
+			return true, nil, nil
+		}
 		if pc.err != nil {
-			return true
+			return true, pc.err, nil
 		}
 		if pc.last {
-			return false
+			return false, nil, nil
 		}
 		free <- pc.b[:cap(pc.b)]
 	}

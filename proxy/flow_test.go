@@ -93,7 +93,7 @@ func TestPieceBudget(t *testing.T) {
 	if _, ok := ps.get(); ok {
 		t.Fatal("a third piece past a budget of two")
 	}
-	if flow(io.Discard, bytes.NewReader(make([]byte, 1<<20)), func(int) {}, ps) {
+	if ended, _, _ := flow(io.Discard, bytes.NewReader(make([]byte, 1<<20)), func(int) {}, ps); ended {
 		t.Error("flow ran with the budget spent")
 	}
 	ps.put(a)
@@ -148,8 +148,8 @@ func TestFlowEndsWhenDestinationFails(t *testing.T) {
 	ps := newPieceStore(flowBudget)
 	returned := make(chan struct{})
 	go func() {
-		if !flow(failWriter{}, src, func(int) {}, ps) {
-			t.Error("flow said the source slowed, not that the destination failed")
+		if ended, readErr, writeErr := flow(failWriter{}, src, func(int) {}, ps); !ended || readErr != nil || writeErr == nil {
+			t.Errorf("flow returned %v, %v, %v; want it ended by the destination's failure", ended, readErr, writeErr)
 		}
 		close(returned)
 	}()
@@ -191,9 +191,8 @@ func TestRelayFlowsBothWays(t *testing.T) {
 		p.relay(target{"api.test", 443}, client, server, nil)
 		close(relayed)
 	}()
-	// Each end sends while it reads; the server says it is done only
-	// once it has read the jail's end (the relay cuts the jail's upload
-	// once the server's data ends, as a server's close would).
+	// Each end sends while it reads; the server ends its side as soon
+	// as it has written, while the jail's upload may still be on its way.
 	gotDown, gotUp := make(chan []byte, 1), make(chan []byte, 1)
 	go func() {
 		go func() {
@@ -204,14 +203,11 @@ func TestRelayFlowsBothWays(t *testing.T) {
 		gotDown <- b
 	}()
 	go func() {
-		wrote := make(chan struct{})
 		go func() {
 			farSide.Write(down)
-			close(wrote)
+			closeWrite(farSide)
 		}()
 		b, _ := io.ReadAll(farSide)
-		<-wrote
-		closeWrite(farSide)
 		gotUp <- b
 	}()
 	for _, c := range []struct {

@@ -5,6 +5,7 @@ package proxy
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -24,8 +25,29 @@ func closeWrite(c net.Conn) {
 	}
 }
 
-// relay copies both ways until either side ends, counting bytes; first
-// is what the client sent that was already read.
+// aborter is a connection that can end with a reset: the stack's, and a
+// dialled one.
+type aborter interface{ Abort() }
+
+// abort ends c with a reset where it can, so that its peer learns the
+// connection failed rather than ended: data cut short by a reset on one
+// side must not look whole on the other. Else it closes c.
+func abort(c net.Conn) {
+	switch c := c.(type) {
+	case aborter:
+		c.Abort()
+	case *net.TCPConn:
+		c.SetLinger(0)
+	}
+	c.Close()
+}
+
+// relay copies both ways until both sides end, counting bytes; first is
+// what the client sent that was already read. Each side's end is passed
+// on as it came: a clean end (EOF) as the end of that direction only, so
+// the other goes on (a half-close), and a reset as a reset of the other
+// side. A write that fails ends that direction: the other may still hold
+// data on its way.
 func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) {
 	a := p.track(t)
 	if len(first) > 0 {
@@ -34,15 +56,28 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 	}
 	done := make(chan struct{})
 	go func() {
-		p.pipe(server, client, a, false)
-		closeWrite(server)
-		close(done)
+		defer close(done)
+		p.pass(server, client, a, false)
 	}()
-	p.pipe(client, server, a, true)
-	closeWrite(client)
-	client.Close()
+	p.pass(client, server, a, true)
 	<-done
+	client.Close()
 	server.Close()
+}
+
+// pass copies src to dst as relay does, and passes src's end on to dst.
+func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool) {
+	readErr, writeErr := p.pipe(dst, src, a, down)
+	switch {
+	case writeErr != nil:
+		// dst failed: its own end reaches its peer; the copy the other
+		// way ends when src does.
+	case readErr != nil:
+		abort(dst)
+		src.Close()
+	default:
+		closeWrite(dst)
+	}
 }
 
 // relayIdle is what relayCopy reads into while a connection is quiet,
@@ -52,9 +87,10 @@ const relayIdle = 16 << 10
 
 // pipe copies src to dst until either ends, counting the bytes into a as
 // they pass (down: from the server), so a report made while the
-// connection is open, or as the run ends, has them.
-func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
-	relayCopy(dst, src, func(n int) {
+// connection is open, or as the run ends, has them. It returns what
+// relayCopy does.
+func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) (readErr, writeErr error) {
+	return relayCopy(dst, src, func(n int) {
 		if down {
 			p.count(a, int64(n), 0)
 		} else {
@@ -65,8 +101,9 @@ func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) {
 
 // relayCopy copies src to dst until either ends or fails, telling count
 // what each write wrote. Once a read fills its small buffer, data flows,
-// and flow takes over (with pieces from ps) until it slows.
-func relayCopy(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) {
+// and flow takes over (with pieces from ps) until it slows. It returns
+// src's error (nil for its end, EOF) or dst's: the first that stopped it.
+func relayCopy(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (readErr, writeErr error) {
 	buf := make([]byte, relayIdle)
 	for {
 		n, err := src.Read(buf)
@@ -74,14 +111,19 @@ func relayCopy(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) {
 			w, werr := dst.Write(buf[:n])
 			count(w)
 			if werr != nil {
-				return
+				return nil, werr
 			}
 		}
-		if err != nil {
-			return
+		if err == io.EOF {
+			return nil, nil
 		}
-		if n == len(buf) && flow(dst, src, count, ps) {
-			return
+		if err != nil {
+			return err, nil
+		}
+		if n == len(buf) {
+			if ended, readErr, writeErr := flow(dst, src, count, ps); ended {
+				return readErr, writeErr
+			}
 		}
 	}
 }
@@ -108,12 +150,16 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 	lost := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
-		p.responses(server, down, queue, lost)
-		closeWrite(client)
+		if err := p.responses(server, down, queue, lost); err != nil {
+			abort(client)
+		} else {
+			closeWrite(client)
+		}
 		close(done)
 	}()
 	up := &countWriter{w: server}
-	lim := &io.LimitedReader{R: cbr, N: maxHeader}
+	jail := &firstErr{r: cbr}
+	lim := &io.LimitedReader{R: jail, N: maxHeader}
 	br := bufio.NewReader(lim)
 	for first := true; ; first = false {
 		// The request line and headers are bounded; a body is read as
@@ -121,7 +167,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 		lim.N = maxHeader
 		req, err := http.ReadRequest(br)
 		if err != nil {
-			if err != io.EOF {
+			if err != io.EOF && jail.err == nil {
 				why := "not an HTTP request"
 				if lim.N <= 0 {
 					why = "HTTP request headers too large"
@@ -180,7 +226,11 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 			break
 		}
 	}
-	closeWrite(server)
+	if jail.err != nil {
+		abort(server) // the jail's reset, maybe within a body
+	} else {
+		closeWrite(server)
+	}
 	<-done
 	client.Close()
 	server.Close()
@@ -247,9 +297,11 @@ func websocket(req *http.Request) bool {
 // request that asked to switch whether the server agreed. Once the
 // server switched, or sent what it was not asked for or is not HTTP, the
 // rest is copied raw; lost is closed unless the server switched, so no
-// later request waits on an answer and none goes raw.
-func (p *proxy) responses(server net.Conn, client io.Writer, queue chan asked, lost chan struct{}) {
-	lim := &io.LimitedReader{R: io.TeeReader(server, client), N: maxHeader}
+// later request waits on an answer and none goes raw. It returns how the
+// server's side failed (a reset), or nil for its end.
+func (p *proxy) responses(server net.Conn, client io.Writer, queue chan asked, lost chan struct{}) error {
+	src := &firstErr{r: server}
+	lim := &io.LimitedReader{R: io.TeeReader(src, client), N: maxHeader}
 	br := bufio.NewReader(lim)
 	buf := make([]byte, 64<<10)
 	for {
@@ -271,8 +323,8 @@ func (p *proxy) responses(server net.Conn, client io.Writer, queue chan asked, l
 		if q.agreed != nil {
 			if resp.StatusCode == http.StatusSwitchingProtocols {
 				q.agreed <- true
-				io.Copy(client, server) // what br holds was copied as read
-				return
+				io.Copy(client, src) // what br holds was copied as read
+				return src.err
 			}
 			q.agreed <- false
 		}
@@ -287,7 +339,25 @@ func (p *proxy) responses(server net.Conn, client io.Writer, queue chan asked, l
 		}
 	}
 	close(lost)
-	io.Copy(client, server)
+	io.Copy(client, src)
+	return src.err
+}
+
+// firstErr reads r, keeping the first error it gave but EOF and a read
+// of a connection closed here (a request refused is cut so): how the
+// connection failed (a reset), which a socket reports once, and which a
+// parser or a copy above it may hide or take for its own.
+type firstErr struct {
+	r   io.Reader
+	err error
+}
+
+func (f *firstErr) Read(b []byte) (int, error) {
+	n, err := f.r.Read(b)
+	if err != nil && err != io.EOF && !errors.Is(err, net.ErrClosed) && f.err == nil {
+		f.err = err
+	}
+	return n, err
 }
 
 // readFinal reads the answer to req, past interim (1xx) responses but

@@ -30,6 +30,13 @@ func (u *upstream) CloseWrite() error {
 	return nil
 }
 
+// Abort makes u's close a reset (abort closes it).
+func (u *upstream) Abort() {
+	if tc, ok := u.Conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+}
+
 // Dial decides on a connection the jail opens to dst, before its
 // handshake completes, and connects on the host: dst is a fake address
 // the resolver gave (its name is the destination) or an address the jail

@@ -1,0 +1,226 @@
+// How a relayed connection ends: each side's end reaches the other as it
+// came, a clean end as a half-close and a reset as a reset.
+
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// errAfter is a source that fails, not ends, once its data is read.
+type errAfter struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errAfter) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	if err == io.EOF {
+		return n, e.err
+	}
+	return n, err
+}
+
+// relayCopy says what stopped it, so relay can pass it on: nothing at a
+// clean end, the source's error, or the destination's, whether the copy
+// was small (a short source) or flowing (a long one).
+func TestRelayCopySaysHowItEnded(t *testing.T) {
+	reset := errors.New("reset")
+	for _, size := range []int{100, 4 << 20} {
+		ps := newPieceStore(flowBudget)
+		var got bytes.Buffer
+		readErr, writeErr := relayCopy(&got, bytes.NewReader(make([]byte, size)), func(int) {}, ps)
+		if readErr != nil || writeErr != nil || got.Len() != size {
+			t.Errorf("%d bytes then EOF: copied %d, returned %v, %v; want all, nil, nil", size, got.Len(), readErr, writeErr)
+		}
+		got.Reset()
+		readErr, writeErr = relayCopy(&got, &errAfter{bytes.NewReader(make([]byte, size)), reset}, func(int) {}, ps)
+		if readErr != reset || writeErr != nil || got.Len() != size {
+			t.Errorf("%d bytes then a reset: copied %d, returned %v, %v; want all, the reset, nil", size, got.Len(), readErr, writeErr)
+		}
+		readErr, writeErr = relayCopy(failWriter{}, bytes.NewReader(make([]byte, size)), func(int) {}, ps)
+		if readErr != nil || writeErr == nil {
+			t.Errorf("%d bytes to a failing destination: returned %v, %v; want nil, its error", size, readErr, writeErr)
+		}
+		tokensBack(t, ps, "after the copies")
+	}
+}
+
+// relayed starts relaying between two TCP pairs and returns the jail's end,
+// the server's far end, and a channel closed once the relay returned.
+func relayed(t *testing.T, p *proxy) (jailSide, farSide net.Conn, ended chan struct{}) {
+	jailSide, client := pair(t)
+	server, farSide := pair(t)
+	ended = make(chan struct{})
+	go func() {
+		p.relay(target{"api.test", 22}, client, server, nil)
+		close(ended)
+	}()
+	return jailSide, farSide, ended
+}
+
+func waitEnded(t *testing.T, ended chan struct{}) {
+	t.Helper()
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the relay did not end after both sides did")
+	}
+}
+
+// A server that ends its side first (a half-close) still gets all the
+// jail sends after it: the jail's side is not cut when the server's data
+// ends.
+func TestRelayHalfClose(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	jailSide, farSide, ended := relayed(t, p)
+	up := randomBytes(7, 3<<20)
+	gotUp := make(chan []byte, 1)
+	go func() {
+		farSide.Write([]byte("greeting\n"))
+		closeWrite(farSide)
+		b, _ := io.ReadAll(farSide)
+		gotUp <- b
+		farSide.Close()
+	}()
+	greeting, err := io.ReadAll(jailSide)
+	if err != nil || string(greeting) != "greeting\n" {
+		t.Fatalf("the jail read %q, %v before the server's end; want the greeting, then EOF", greeting, err)
+	}
+	if _, err := jailSide.Write(up); err != nil {
+		t.Fatalf("the jail's upload after the server's half-close: %v", err)
+	}
+	closeWrite(jailSide)
+	if b := <-gotUp; !bytes.Equal(b, up) {
+		t.Errorf("the server got %d bytes of the %d the jail sent after the server's half-close", len(b), len(up))
+	}
+	waitEnded(t, ended)
+}
+
+// isReset says whether err is a connection reset.
+func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
+
+// A server's reset reaches the jail as a reset, after the data that came
+// before it: a download cut short must not end like a whole one.
+func TestRelayPassesTheServersReset(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	jailSide, farSide, ended := relayed(t, p)
+	sent := randomBytes(8, 1<<20)
+	if _, err := farSide.Write(sent); err != nil {
+		t.Fatal(err)
+	}
+	// The jail reads the data before the reset is sent, so none of it
+	// is lost on the way: what is asserted is how the read ends.
+	got := make([]byte, len(sent))
+	if _, err := io.ReadFull(jailSide, got); err != nil || !bytes.Equal(got, sent) {
+		t.Fatalf("the jail read %v before the reset; want the data whole", err)
+	}
+	abort(farSide)
+	jailSide.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := jailSide.Read(make([]byte, 1))
+	if !isReset(err) {
+		t.Errorf("after the server's reset the jail's read returned %d, %v; want a connection reset", n, err)
+	}
+	waitEnded(t, ended)
+}
+
+// The jail's reset reaches the server as a reset.
+func TestRelayPassesTheJailsReset(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	jailSide, farSide, ended := relayed(t, p)
+	if _, err := jailSide.Write([]byte("request")); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len("request"))
+	if _, err := io.ReadFull(farSide, got); err != nil {
+		t.Fatal(err)
+	}
+	abort(jailSide)
+	farSide.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := farSide.Read(make([]byte, 1))
+	if !isReset(err) {
+		t.Errorf("after the jail's reset the server's read returned %d, %v; want a connection reset", n, err)
+	}
+	waitEnded(t, ended)
+}
+
+// relayedHTTP starts relaying plain HTTP (port 80, Host checked) between
+// two TCP pairs, as relayed does.
+func relayedHTTP(t *testing.T, p *proxy) (jailSide, farSide net.Conn, ended chan struct{}) {
+	jailSide, client := pair(t)
+	server, farSide := pair(t)
+	ended = make(chan struct{})
+	go func() {
+		p.serveConn(target{"api.test", 80}, client, server, bufio.NewReader(client))
+		close(ended)
+	}()
+	return jailSide, farSide, ended
+}
+
+// A server's reset in the middle of an answer whose end is the
+// connection's reaches the jail as a reset: as EOF the cut answer would
+// look whole.
+func TestRelayHTTPPassesTheServersReset(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	jailSide, farSide, ended := relayedHTTP(t, p)
+	if _, err := jailSide.Write([]byte("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.ReadRequest(bufio.NewReader(farSide)); err != nil {
+		t.Fatalf("the server read no request: %v", err)
+	}
+	answer := append([]byte("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"), randomBytes(9, 256<<10)...)
+	if _, err := farSide.Write(answer); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]byte, len(answer))
+	if _, err := io.ReadFull(jailSide, got); err != nil || !bytes.Equal(got, answer) {
+		t.Fatalf("the jail read %v before the reset; want the answer so far, whole", err)
+	}
+	abort(farSide)
+	jailSide.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := jailSide.Read(make([]byte, 1))
+	if !isReset(err) {
+		t.Errorf("after the server's reset the jail's read returned %d, %v; want a connection reset", n, err)
+	}
+	waitEnded(t, ended)
+}
+
+// The jail's reset within a request's body reaches the server as a
+// reset (a clean end would make a cut body look whole to a server that
+// reads to the end), and is no refusal.
+func TestRelayHTTPPassesTheJailsReset(t *testing.T) {
+	p, rr := newTestProxy(t, Config{})
+	jailSide, farSide, ended := relayedHTTP(t, p)
+	head := "POST /up HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: chunked\r\n\r\n4\r\npart\r\n"
+	if _, err := jailSide.Write([]byte(head)); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(farSide)
+	req, err := http.ReadRequest(br)
+	if err != nil {
+		t.Fatalf("the server read no request: %v", err)
+	}
+	part := make([]byte, 4)
+	if _, err := io.ReadFull(req.Body, part); err != nil {
+		t.Fatalf("the server read no body: %v", err)
+	}
+	abort(jailSide)
+	farSide.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = io.ReadAll(br)
+	if !isReset(err) {
+		t.Errorf("after the jail's reset the server's read returned %v; want a connection reset", err)
+	}
+	waitEnded(t, ended)
+	if l := rr.refused(t); len(l) > 0 {
+		t.Errorf("the jail's reset was said as a refusal: %q", l)
+	}
+}
