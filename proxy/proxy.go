@@ -27,6 +27,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -242,12 +243,22 @@ func Main(args []string) {
 }
 
 // settleTime bounds how long the helper, told to end, waits for the
-// handshakes under way: the program has gone, so each ends at once, but a
-// loaded host may not have run them yet.
+// handshakes under way and for what the jail's side of each relay still
+// sends: the program has gone, so each ends at once, its kernel sending
+// what it had left and then its end, but a loaded host may not have run
+// them yet, and a server may be slow to take the last bytes.
 const settleTime = 500 * time.Millisecond
 
-// settle waits, d at most, for the interceptions' handshakes under way.
+// settlePoll is how often settle looks at the relays still sending.
+const settlePoll = time.Millisecond
+
+// settle waits, d at most, for the interceptions' handshakes under way,
+// and for every relay's jail side to have ended: a command that sent
+// and then ended (a fire-and-forget upload) would lose what its kernel
+// had not sent yet if the helper, and with it the jail's network, ended
+// first.
 func (p *proxy) settle(d time.Duration) {
+	deadline := time.Now().Add(d)
 	done := make(chan struct{})
 	go func() {
 		p.handshakes.Wait()
@@ -256,6 +267,10 @@ func (p *proxy) settle(d time.Duration) {
 	select {
 	case <-done:
 	case <-time.After(d):
+		return
+	}
+	for p.sending.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(settlePoll)
 	}
 }
 
@@ -326,6 +341,10 @@ type proxy struct {
 	// handshakes counts the interceptions whose TLS handshake is under
 	// way: its outcome (a refused certificate) belongs in the last report.
 	handshakes sync.WaitGroup
+	// sending counts the relays whose jail's side may still send: what a
+	// command sent just before it ended is still on its way, from the
+	// jail's kernel, whose network lives until the helper ends.
+	sending atomic.Int32
 
 	mu      sync.Mutex
 	denied  map[refusal]int

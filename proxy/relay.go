@@ -55,8 +55,10 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 		p.count(a, 0, int64(n))
 	}
 	done := make(chan struct{})
+	p.sending.Add(1)
 	go func() {
 		defer close(done)
+		defer p.sending.Add(-1)
 		p.pass(server, client, a, false)
 	}()
 	p.pass(client, server, a, true)
@@ -157,6 +159,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 		}
 		close(done)
 	}()
+	p.sending.Add(1) // the requests' loop below is the jail's side
 	up := &countWriter{w: server}
 	jail := &firstErr{r: cbr}
 	lim := &io.LimitedReader{R: jail, N: maxHeader}
@@ -231,6 +234,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 	} else {
 		closeWrite(server)
 	}
+	p.sending.Add(-1)
 	<-done
 	client.Close()
 	server.Close()

@@ -224,3 +224,30 @@ func TestRelayHTTPPassesTheJailsReset(t *testing.T) {
 		t.Errorf("the jail's reset was said as a refusal: %q", l)
 	}
 }
+
+// settle waits for the relays whose jail side still sends, and no longer
+// than it is told.
+func TestSettleWaitsForWhatIsStillSent(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	start := time.Now()
+	p.settle(5 * time.Second)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("settle with nothing under way took %v", d)
+	}
+	p.sending.Add(1)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		p.sending.Add(-1)
+	}()
+	start = time.Now()
+	p.settle(5 * time.Second)
+	if d := time.Since(start); d < 100*time.Millisecond || d > 4*time.Second {
+		t.Errorf("settle with a relay sending for 100 ms took %v", d)
+	}
+	p.sending.Add(1)
+	start = time.Now()
+	p.settle(200 * time.Millisecond)
+	if d := time.Since(start); d < 200*time.Millisecond || d > 4*time.Second {
+		t.Errorf("settle(200ms) with a relay that never ends took %v", d)
+	}
+}
