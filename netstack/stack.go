@@ -56,7 +56,10 @@ const timeWait = time.Second
 //     too; one whose data the jail takes none of for Linger is reset
 //     (gVisor looks at its probe timer, so within MaxRTO, 120 s, of its
 //     window shutting), one the jail keeps taking data from lasts as an
-//     open connection would; FIN-WAIT-2 and TIME-WAIT last 1 s.
+//     open connection would; FIN-WAIT-2 and TIME-WAIT last 1 s. (The
+//     Handler decides when a connection closes: the proxy's relay keeps
+//     one whose server ended its side open while the jail sends on it,
+//     and closes it after 10 s without.)
 //
 // Not bounded by time here: a SYN whose source never answers the SYN-ACK
 // holds its MaxInFlight slot through gVisor's retransmits, about two

@@ -106,8 +106,10 @@ func (f *aFlow) end() {
 // pieces: four such flows spend the budget, and others copy small.
 //
 // When dst fails, flow returns at once and the reader ends at its
-// current read's return, which the caller brings about by closing src;
-// what it read then is dropped, as dst is gone.
+// current read's return: at the latest flowPause later for a source
+// with read deadlines, else when src is closed (relay closes it once
+// the other direction ends); what it read then is dropped, as dst is
+// gone.
 func flow(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (ended bool, readErr, writeErr error) {
 	first, ok := ps.get()
 	if !ok {

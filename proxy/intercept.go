@@ -96,6 +96,7 @@ func (p *proxy) intercept(t target, client, server net.Conn, br *bufio.Reader) {
 		return
 	}
 	p.handshakes.Done()
+	defer p.relays.start(nil)()
 	p.newSession(t, server, dialed).serve(tc)
 }
 

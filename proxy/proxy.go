@@ -27,7 +27,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -242,38 +241,6 @@ func Main(args []string) {
 	os.Exit(0)
 }
 
-// settleTime bounds how long the helper, told to end, waits for the
-// handshakes under way and for what the jail's side of each relay still
-// sends: the program has gone, so each ends at once, its kernel sending
-// what it had left and then its end, but a loaded host may not have run
-// them yet, and a server may be slow to take the last bytes.
-const settleTime = 500 * time.Millisecond
-
-// settlePoll is how often settle looks at the relays still sending.
-const settlePoll = time.Millisecond
-
-// settle waits, d at most, for the interceptions' handshakes under way,
-// and for every relay's jail side to have ended: a command that sent
-// and then ended (a fire-and-forget upload) would lose what its kernel
-// had not sent yet if the helper, and with it the jail's network, ended
-// first.
-func (p *proxy) settle(d time.Duration) {
-	deadline := time.Now().Add(d)
-	done := make(chan struct{})
-	go func() {
-		p.handshakes.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		return
-	}
-	for p.sending.Load() > 0 && time.Now().Before(deadline) {
-		time.Sleep(settlePoll)
-	}
-}
-
 // fail tells the runner why the proxy ends, on one line, and ends it.
 func fail(report *os.File, err error) {
 	fmt.Fprintln(report, "jail: network helper:", strings.ReplaceAll(err.Error(), "\n", " "))
@@ -341,10 +308,11 @@ type proxy struct {
 	// handshakes counts the interceptions whose TLS handshake is under
 	// way: its outcome (a refused certificate) belongs in the last report.
 	handshakes sync.WaitGroup
-	// sending counts the relays whose jail's side may still send: what a
-	// command sent just before it ended is still on its way, from the
-	// jail's kernel, whose network lives until the helper ends.
-	sending atomic.Int32
+	// relays is the relays under way, which the end of a run waits for.
+	relays *relays
+	// halfOpenIdle is how long a connection whose server ended its side
+	// may go without the jail sending before it is closed (relay).
+	halfOpenIdle time.Duration
 
 	mu      sync.Mutex
 	denied  map[refusal]int
@@ -371,9 +339,15 @@ type allowedStat struct {
 func newProxy(cfg Config, out *os.File) *proxy {
 	return &proxy{cfg: cfg, out: out, dialer: &net.Dialer{Timeout: 10 * time.Second}, names: newNames(),
 		conns: make(chan struct{}, maxConns), upstreams: make(chan struct{}, maxUpstreams),
-		pieces: newPieceStore(flowBudget),
+		pieces: newPieceStore(flowBudget), relays: newRelays(), halfOpenIdle: halfOpenIdle,
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
+
+// halfOpenIdle is a relayed connection's time, once its server ended its
+// side, to go without the jail sending before it is closed: long enough
+// for a program between two writes, short against a program that never
+// closes what it read to the end.
+const halfOpenIdle = 10 * time.Second
 
 // accept serves the connections to a proxy's listener; past maxConns
 // open through both proxies, a connection is closed and recorded, as the

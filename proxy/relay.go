@@ -13,6 +13,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 )
 
 // closeWriter is a connection that can end one direction (TCP, and the
@@ -49,36 +51,67 @@ func abort(c net.Conn) {
 // side. A write that fails ends that direction: the other may still hold
 // data on its way.
 func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) {
+	defer p.relays.start(server)()
 	a := p.track(t)
 	if len(first) > 0 {
 		n, _ := server.Write(first)
 		p.count(a, 0, int64(n))
 	}
+	var sent atomic.Int64 // by the jail, to tell a half-open connection left idle
 	done := make(chan struct{})
-	p.sending.Add(1)
 	go func() {
 		defer close(done)
-		defer p.sending.Add(-1)
-		p.pass(server, client, a, false)
+		p.pass(server, client, a, false, &sent)
 	}()
-	p.pass(client, server, a, true)
+	if p.pass(client, server, a, true, nil) {
+		p.halfOpen(done, client, server, &sent)
+	}
 	<-done
 	client.Close()
 	server.Close()
 }
 
 // pass copies src to dst as relay does, and passes src's end on to dst.
-func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool) {
-	readErr, writeErr := p.pipe(dst, src, a, down)
+// It reports whether src ended cleanly (and dst took all of it).
+func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool, moved *atomic.Int64) bool {
+	readErr, writeErr := p.pipe(dst, src, a, down, moved)
 	switch {
 	case writeErr != nil:
 		// dst failed: its own end reaches its peer; the copy the other
 		// way ends when src does.
+		return false
 	case readErr != nil:
 		abort(dst)
 		src.Close()
-	default:
-		closeWrite(dst)
+		return false
+	}
+	closeWrite(dst)
+	return true
+}
+
+// halfOpen waits for the jail's side of a connection whose server ended
+// its own (done: the jail's side ended too), and closes the connection
+// once the jail has sent nothing for p.halfOpenIdle: a program finishing
+// an upload after a half-close sends at once, and one that keeps a
+// connection the server ended (a leaky pool) would hold one of the
+// stack's slots with it as long as it lives.
+func (p *proxy) halfOpen(done <-chan struct{}, client, server net.Conn, sent *atomic.Int64) {
+	tick := time.NewTicker(p.halfOpenIdle)
+	defer tick.Stop()
+	last := sent.Load()
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		n := sent.Load()
+		if n == last {
+			client.Close()
+			server.Close() // a write to a server that takes nothing
+			return
+		}
+		last = n
 	}
 }
 
@@ -89,10 +122,13 @@ const relayIdle = 16 << 10
 
 // pipe copies src to dst until either ends, counting the bytes into a as
 // they pass (down: from the server), so a report made while the
-// connection is open, or as the run ends, has them. It returns what
-// relayCopy does.
-func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool) (readErr, writeErr error) {
+// connection is open, or as the run ends, has them, and into moved
+// (nil: not). It returns what relayCopy does.
+func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool, moved *atomic.Int64) (readErr, writeErr error) {
 	return relayCopy(dst, src, func(n int) {
+		if moved != nil {
+			moved.Add(int64(n))
+		}
 		if down {
 			p.count(a, int64(n), 0)
 		} else {
@@ -146,20 +182,22 @@ func relayCopy(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (r
 // 2xx goes on reading HTTP. The client is read through cbr, which may
 // hold what it sent already.
 func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) {
+	defer p.relays.start(server)()
 	var a *allowedStat // counted from its first request let through
 	down := &countWriter{w: client}
 	queue := make(chan asked, maxPipelined)
 	lost := make(chan struct{})
 	done := make(chan struct{})
+	var aborted atomic.Bool // the jail's side, for the server's reset
 	go func() {
 		if err := p.responses(server, down, queue, lost); err != nil {
+			aborted.Store(true)
 			abort(client)
 		} else {
 			closeWrite(client)
 		}
 		close(done)
 	}()
-	p.sending.Add(1) // the requests' loop below is the jail's side
 	up := &countWriter{w: server}
 	jail := &firstErr{r: cbr}
 	lim := &io.LimitedReader{R: jail, N: maxHeader}
@@ -170,7 +208,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 		lim.N = maxHeader
 		req, err := http.ReadRequest(br)
 		if err != nil {
-			if err != io.EOF && jail.err == nil {
+			if err != io.EOF && jail.err == nil && !aborted.Load() {
 				why := "not an HTTP request"
 				if lim.N <= 0 {
 					why = "HTTP request headers too large"
@@ -234,7 +272,6 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 	} else {
 		closeWrite(server)
 	}
-	p.sending.Add(-1)
 	<-done
 	client.Close()
 	server.Close()

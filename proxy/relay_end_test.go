@@ -166,10 +166,10 @@ func relayedHTTP(t *testing.T, p *proxy) (jailSide, farSide net.Conn, ended chan
 }
 
 // A server's reset in the middle of an answer whose end is the
-// connection's reaches the jail as a reset: as EOF the cut answer would
+// connection's reaches the jail as a reset, and is no refusal: as EOF the cut answer would
 // look whole.
 func TestRelayHTTPPassesTheServersReset(t *testing.T) {
-	p, _ := newTestProxy(t, Config{})
+	p, rr := newTestProxy(t, Config{})
 	jailSide, farSide, ended := relayedHTTP(t, p)
 	if _, err := jailSide.Write([]byte("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n")); err != nil {
 		t.Fatal(err)
@@ -192,6 +192,10 @@ func TestRelayHTTPPassesTheServersReset(t *testing.T) {
 		t.Errorf("after the server's reset the jail's read returned %d, %v; want a connection reset", n, err)
 	}
 	waitEnded(t, ended)
+	// The jail's side, reset here, ends the requests' loop: no refusal.
+	if l := rr.refused(t); len(l) > 0 {
+		t.Errorf("the server's reset was said as a refusal: %q", l)
+	}
 }
 
 // The jail's reset within a request's body reaches the server as a
@@ -225,29 +229,90 @@ func TestRelayHTTPPassesTheJailsReset(t *testing.T) {
 	}
 }
 
-// settle waits for the relays whose jail side still sends, and no longer
-// than it is told.
-func TestSettleWaitsForWhatIsStillSent(t *testing.T) {
+// settle waits for the relays under way, and no longer than it is told
+// (and settleCut).
+func TestSettleWaitsForRelays(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
 	start := time.Now()
 	p.settle(5 * time.Second)
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("settle with nothing under way took %v", d)
 	}
-	p.sending.Add(1)
+	end := p.relays.start(nil)
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		p.sending.Add(-1)
+		end()
 	}()
 	start = time.Now()
 	p.settle(5 * time.Second)
 	if d := time.Since(start); d < 100*time.Millisecond || d > 4*time.Second {
-		t.Errorf("settle with a relay sending for 100 ms took %v", d)
+		t.Errorf("settle with a relay going for 100 ms took %v", d)
 	}
-	p.sending.Add(1)
+	p.relays.start(nil)
 	start = time.Now()
 	p.settle(200 * time.Millisecond)
-	if d := time.Since(start); d < 200*time.Millisecond || d > 4*time.Second {
+	if d := time.Since(start); d < 200*time.Millisecond+settleCut || d > 4*time.Second {
 		t.Errorf("settle(200ms) with a relay that never ends took %v", d)
 	}
+}
+
+// A relay still writing to a server that takes nothing when settle's
+// time is up is cut, and what it wrote is counted before settle returns:
+// the last report has every byte the server can still get.
+func TestSettleCountsWhatWasWritten(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	jailSide, farSide, ended := relayed(t, p)
+	go func() {
+		jailSide.Write(make([]byte, 32<<20))
+		jailSide.Close()
+	}()
+	time.Sleep(300 * time.Millisecond) // the buffers on the way fill
+	p.settle(100 * time.Millisecond)
+	p.mu.Lock()
+	counted := p.allowed[target{"api.test", 22}].Bytes
+	p.mu.Unlock()
+	got, _ := io.Copy(io.Discard, farSide)
+	if counted != got {
+		t.Errorf("when settle returned %d bytes were counted; the server then read %d", counted, got)
+	}
+	waitEnded(t, ended)
+}
+
+// A connection whose server ended its side, and whose jail side sends
+// nothing after (a program that never closes what it read to the end),
+// is closed after halfOpenIdle, giving its slot back.
+func TestHalfOpenLeftIdleIsClosed(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	p.halfOpenIdle = 100 * time.Millisecond
+	jailSide, farSide, ended := relayed(t, p)
+	farSide.Write([]byte("bye\n"))
+	closeWrite(farSide)
+	if b, err := io.ReadAll(jailSide); err != nil || string(b) != "bye\n" {
+		t.Fatalf("the jail read %q, %v", b, err)
+	}
+	waitEnded(t, ended)
+}
+
+// One whose jail side goes on sending, a little at a time, stays open
+// past halfOpenIdle until the jail ends its side.
+func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	p.halfOpenIdle = 150 * time.Millisecond
+	jailSide, farSide, ended := relayed(t, p)
+	closeWrite(farSide)
+	if _, err := io.ReadAll(jailSide); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		time.Sleep(50 * time.Millisecond)
+		if _, err := jailSide.Write([]byte("x")); err != nil {
+			t.Fatalf("the jail's write after %v: %v", p.halfOpenIdle, err)
+		}
+	}
+	closeWrite(jailSide)
+	farSide.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(farSide); err != nil || string(b) != "xxxxxxxxxx" {
+		t.Errorf("the server got %q, %v; want the ten bytes the jail sent over 500 ms", b, err)
+	}
+	waitEnded(t, ended)
 }

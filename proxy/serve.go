@@ -63,6 +63,7 @@ func (p *proxy) serveHTTP(c net.Conn) {
 		return
 	}
 	defer server.Close()
+	defer p.relays.start(server)()
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	p.noteMisuse(t.Host, req.Header, req.RequestURI)
