@@ -7,7 +7,6 @@ package proxy
 import (
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -24,15 +23,14 @@ const (
 	settleCut  = 100 * time.Millisecond
 )
 
-// settlePoll is how often settle looks at the relays still going.
-const settlePoll = time.Millisecond
-
 // relays counts the relays under way and holds the server connection of
 // each, so that the end of a run can cut those still going.
 type relays struct {
-	n     atomic.Int32
 	mu    sync.Mutex
+	n     int
 	conns map[net.Conn]struct{}
+	// idle, while wait waits, is closed as n reaches zero.
+	idle chan struct{}
 }
 
 func newRelays() *relays { return &relays{conns: map[net.Conn]struct{}{}} }
@@ -40,32 +38,47 @@ func newRelays() *relays { return &relays{conns: map[net.Conn]struct{}{}} }
 // start counts a relay to server (nil: none to cut); the func it returns
 // ends it, once all it moved is counted.
 func (r *relays) start(server net.Conn) (end func()) {
-	r.n.Add(1)
+	r.mu.Lock()
+	r.n++
 	if server != nil {
-		r.mu.Lock()
 		r.conns[server] = struct{}{}
-		r.mu.Unlock()
 	}
+	r.mu.Unlock()
 	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		if server != nil {
-			r.mu.Lock()
 			delete(r.conns, server)
-			r.mu.Unlock()
 		}
-		r.n.Add(-1)
+		r.n--
+		if r.n == 0 && r.idle != nil {
+			close(r.idle)
+			r.idle = nil
+		}
 	}
 }
 
 // wait waits until no relay is under way, or the deadline; it reports
 // whether none is.
 func (r *relays) wait(deadline time.Time) bool {
-	for r.n.Load() > 0 {
-		if !time.Now().Before(deadline) {
-			return false
-		}
-		time.Sleep(settlePoll)
+	r.mu.Lock()
+	if r.n == 0 {
+		r.mu.Unlock()
+		return true
 	}
-	return true
+	if r.idle == nil {
+		r.idle = make(chan struct{})
+	}
+	idle := r.idle
+	r.mu.Unlock()
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // cut closes the server connection of every relay still going: a write
