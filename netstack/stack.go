@@ -59,7 +59,7 @@ const timeWait = time.Second
 //     open connection would; FIN-WAIT-2 and TIME-WAIT last 1 s. (The
 //     Handler decides when a connection closes: the proxy's relay keeps
 //     one whose server ended its side open while the jail sends on it,
-//     and closes it after 10 s without.)
+//     and resets it after 10 to 20 s without.)
 //
 // Not bounded by time here: a SYN whose source never answers the SYN-ACK
 // holds its MaxInFlight slot through gVisor's retransmits, about two

@@ -51,30 +51,34 @@ func abort(c net.Conn) {
 // side. A write that fails ends that direction: the other may still hold
 // data on its way.
 func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) {
-	defer p.relays.start(server)()
+	// The end of a run waits for the jail's side only: what the server
+	// still sends has no one to read it.
+	end := p.relays.start(server)
 	a := p.track(t)
 	if len(first) > 0 {
 		n, _ := server.Write(first)
 		p.count(a, 0, int64(n))
 	}
-	var sent atomic.Int64 // by the jail, to tell a half-open connection left idle
+	up := &progress{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.pass(server, client, a, false, &sent)
+		defer end()
+		p.pass(server, client, a, false, up)
 	}()
 	if p.pass(client, server, a, true, nil) {
-		p.halfOpen(done, client, server, &sent)
+		p.halfOpen(done, client, server, up)
 	}
 	<-done
 	client.Close()
 	server.Close()
 }
 
-// pass copies src to dst as relay does, and passes src's end on to dst.
-// It reports whether src ended cleanly (and dst took all of it).
-func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool, moved *atomic.Int64) bool {
-	readErr, writeErr := p.pipe(dst, src, a, down, moved)
+// pass copies src to dst as relay does, and passes src's end on to dst;
+// watch (nil: none) follows its writes. It reports whether src ended
+// cleanly (and dst took all of it).
+func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool, watch *progress) bool {
+	readErr, writeErr := p.pipe(dst, src, a, down, watch)
 	switch {
 	case writeErr != nil:
 		// dst failed: its own end reaches its peer; the copy the other
@@ -89,26 +93,48 @@ func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool, moved *atomic
 	return true
 }
 
+// progress is what halfOpen watches of the jail's side: the bytes
+// written to the server, and whether a write is waiting on it.
+type progress struct {
+	wrote   atomic.Int64
+	writing atomic.Bool
+}
+
+// watched is a destination whose writes progress follows.
+type watched struct {
+	w io.Writer
+	p *progress
+}
+
+func (w watched) Write(b []byte) (int, error) {
+	w.p.writing.Store(true)
+	n, err := w.w.Write(b)
+	w.p.wrote.Add(int64(n))
+	w.p.writing.Store(false)
+	return n, err
+}
+
 // halfOpen waits for the jail's side of a connection whose server ended
-// its own (done: the jail's side ended too), and closes the connection
-// once the jail has sent nothing for p.halfOpenIdle: a program finishing
+// its own (done: the jail's side ended too), and resets both sides once
+// a whole p.halfOpenIdle (so after 1 to 2 of them) passed with nothing
+// written to the server and no write waiting on it: a program finishing
 // an upload after a half-close sends at once, and one that keeps a
 // connection the server ended (a leaky pool) would hold one of the
 // stack's slots with it as long as it lives.
-func (p *proxy) halfOpen(done <-chan struct{}, client, server net.Conn, sent *atomic.Int64) {
+func (p *proxy) halfOpen(done <-chan struct{}, client, server net.Conn, up *progress) {
 	tick := time.NewTicker(p.halfOpenIdle)
 	defer tick.Stop()
-	last := sent.Load()
+	last := up.wrote.Load()
 	for {
 		select {
 		case <-done:
 			return
 		case <-tick.C:
 		}
-		n := sent.Load()
-		if n == last {
-			client.Close()
-			server.Close() // a write to a server that takes nothing
+		n := up.wrote.Load()
+		if n == last && !up.writing.Load() {
+			abort(client)
+			abort(server)
 			return
 		}
 		last = n
@@ -122,13 +148,14 @@ const relayIdle = 16 << 10
 
 // pipe copies src to dst until either ends, counting the bytes into a as
 // they pass (down: from the server), so a report made while the
-// connection is open, or as the run ends, has them, and into moved
-// (nil: not). It returns what relayCopy does.
-func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool, moved *atomic.Int64) (readErr, writeErr error) {
-	return relayCopy(dst, src, func(n int) {
-		if moved != nil {
-			moved.Add(int64(n))
-		}
+// connection is open, or as the run ends, has them; watch (nil: none)
+// follows the writes. It returns what relayCopy does.
+func (p *proxy) pipe(dst, src net.Conn, a *allowedStat, down bool, watch *progress) (readErr, writeErr error) {
+	var w io.Writer = dst
+	if watch != nil {
+		w = watched{dst, watch}
+	}
+	return relayCopy(w, src, func(n int) {
 		if down {
 			p.count(a, int64(n), 0)
 		} else {
@@ -182,7 +209,8 @@ func relayCopy(dst io.Writer, src io.Reader, count func(int), ps *pieceStore) (r
 // 2xx goes on reading HTTP. The client is read through cbr, which may
 // hold what it sent already.
 func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) {
-	defer p.relays.start(server)()
+	// Counted till the jail's side ended, as relay's.
+	end := p.relays.start(server)
 	var a *allowedStat // counted from its first request let through
 	down := &countWriter{w: client}
 	queue := make(chan asked, maxPipelined)
@@ -272,11 +300,15 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 	} else {
 		closeWrite(server)
 	}
+	if a != nil {
+		p.count(a, 0, up.n)
+	}
+	end()
 	<-done
 	client.Close()
 	server.Close()
 	if a != nil {
-		p.count(a, down.n, up.n)
+		p.count(a, down.n, 0)
 	}
 }
 

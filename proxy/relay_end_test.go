@@ -7,9 +7,11 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -297,13 +299,13 @@ func TestHalfOpenLeftIdleIsClosed(t *testing.T) {
 // past halfOpenIdle until the jail ends its side.
 func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
-	p.halfOpenIdle = 150 * time.Millisecond
+	p.halfOpenIdle = 200 * time.Millisecond
 	jailSide, farSide, ended := relayed(t, p)
 	closeWrite(farSide)
 	if _, err := io.ReadAll(jailSide); err != nil {
 		t.Fatal(err)
 	}
-	for range 10 {
+	for range 20 {
 		time.Sleep(50 * time.Millisecond)
 		if _, err := jailSide.Write([]byte("x")); err != nil {
 			t.Fatalf("the jail's write after %v: %v", p.halfOpenIdle, err)
@@ -311,8 +313,103 @@ func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
 	}
 	closeWrite(jailSide)
 	farSide.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if b, err := io.ReadAll(farSide); err != nil || string(b) != "xxxxxxxxxx" {
-		t.Errorf("the server got %q, %v; want the ten bytes the jail sent over 500 ms", b, err)
+	if b, err := io.ReadAll(farSide); err != nil || string(b) != strings.Repeat("x", 20) {
+		t.Errorf("the server got %q, %v; want the 20 bytes the jail sent over a second", b, err)
 	}
 	waitEnded(t, ended)
+}
+
+// One whose jail side waits on a server slow to take its bytes is not
+// left idle: a write under way is progress, though it has not returned.
+func TestHalfOpenWaitingOnTheServerStaysOpen(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	p.halfOpenIdle = 100 * time.Millisecond
+	up := randomBytes(10, 32<<20) // more than the buffers on the way hold
+	jailSide, farSide, ended := relayed(t, p)
+	closeWrite(farSide)
+	if _, err := io.ReadAll(jailSide); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		jailSide.Write(up)
+		closeWrite(jailSide)
+	}()
+	time.Sleep(500 * time.Millisecond) // five idle times, the writes waiting
+	farSide.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if b, err := io.ReadAll(farSide); err != nil || !bytes.Equal(b, up) {
+		t.Errorf("the server, slow to read, got %d bytes of %d, %v", len(b), len(up), err)
+	}
+	waitEnded(t, ended)
+}
+
+// The HTTP proxy's forwarding counts a body the jail cut short, and
+// passes the cut to the server as a reset: as a clean end, a body
+// without a length would look whole.
+func TestHTTPProxyForwardCountsACutBody(t *testing.T) {
+	got := make(chan error, 1)
+	read := make(chan int64, 1)
+	port := server(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			got <- err
+			return
+		}
+		n, err := io.Copy(io.Discard, req.Body)
+		read <- n
+		got <- err
+	})
+	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	jail, served := pair(t)
+	ended := make(chan struct{})
+	go func() {
+		p.serveHTTP(served)
+		close(ended)
+	}()
+	fmt.Fprintf(jail, "POST http://api.test:%d/up HTTP/1.1\r\nHost: api.test:%d\r\nTransfer-Encoding: chunked\r\n\r\n", port, port)
+	chunk := fmt.Sprintf("%x\r\n%s\r\n", 1<<16, bytes.Repeat([]byte("b"), 1<<16))
+	for range 16 {
+		if _, err := io.WriteString(jail, chunk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	abort(jail)
+	select {
+	case err := <-got:
+		if !isReset(err) {
+			t.Errorf("the server's read of the cut body ended with %v; want a connection reset", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the server's read did not end")
+	}
+	n := <-read
+	waitEnded(t, ended)
+	p.mu.Lock()
+	var counted int64
+	for _, a := range p.allowed {
+		counted += a.Bytes
+	}
+	p.mu.Unlock()
+	if counted == 0 || counted < n {
+		t.Errorf("counted %d bytes out; the server read %d of the body", counted, n)
+	}
+}
+
+// The end of a run waits for a relay's jail side only: a server that
+// keeps its side open after the jail's end holds nothing up.
+func TestSettleDoesNotWaitForTheServer(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	jailSide, farSide, _ := relayed(t, p)
+	jailSide.Write([]byte("last words"))
+	closeWrite(jailSide)
+	farSide.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if b, err := io.ReadAll(farSide); err != nil || string(b) != "last words" {
+		t.Fatalf("the server read %q, %v", b, err)
+	}
+	start := time.Now()
+	p.settle(5 * time.Second)
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("settle waited %v for a server that keeps its side open", d)
+	}
 }

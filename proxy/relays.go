@@ -11,7 +11,8 @@ import (
 )
 
 // settleTime bounds how long the helper, told to end, waits for the
-// handshakes and the relays under way: the program has gone, so each
+// handshakes and the relays under way (a relay's jail side; an
+// intercepted session whole): the program has gone, so each jail side
 // ends at once (its kernel sending what it had left, then its end), but
 // a loaded host may not have run them yet, and a server may be slow to
 // take the last bytes. settleCut is how long the relays then still going
@@ -83,7 +84,8 @@ func (r *relays) wait(deadline time.Time) bool {
 
 // cut closes the server connection of every relay still going: a write
 // waiting on a server that takes nothing returns what it wrote, and its
-// relay counts it and ends.
+// relay counts it and ends. Closed, not reset: what was counted is in
+// the host's socket, and still reaches the server.
 func (r *relays) cut() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -93,11 +95,12 @@ func (r *relays) cut() {
 }
 
 // settle waits, d at most, for the interceptions' handshakes under way
-// and for every relay to end: a command that sent and then ended (a
-// fire-and-forget upload) would lose what its kernel had not sent yet
-// if the helper, and with it the jail's network, ended first. Relays
-// still going then are cut, and given settleCut to count what they
-// wrote, so that the last report has it.
+// and for every relay's jail side to end: a command that sent and then
+// ended (a fire-and-forget upload) would lose what its kernel had not
+// sent yet if the helper, and with it the jail's network, ended first.
+// Relays still going then are cut (an intercepted session, which counts
+// as bytes pass, is not), and given settleCut to count what they wrote,
+// so that the last report has it.
 func (p *proxy) settle(d time.Duration) {
 	deadline := time.Now().Add(d)
 	done := make(chan struct{})

@@ -63,7 +63,6 @@ func (p *proxy) serveHTTP(c net.Conn) {
 		return
 	}
 	defer server.Close()
-	defer p.relays.start(server)()
 	req.Header.Del("Proxy-Connection")
 	req.Header.Del("Proxy-Authorization")
 	p.noteMisuse(t.Host, req.Header, req.RequestURI)
@@ -78,14 +77,22 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	}
 	// One request per connection: its body goes up, the answer comes
 	// back, and nothing else the client sends on it is forwarded.
+	// The end of a run waits for the request to be written, as relay
+	// does for the jail's side; a body cut short (the jail's reset, the
+	// run's end) is a reset to the server too.
 	a := p.track(t)
 	cw := &countWriter{w: server}
-	if err := req.Write(cw); err != nil {
+	end := p.relays.start(server)
+	err = req.Write(cw)
+	p.count(a, 0, cw.n)
+	end()
+	if err != nil {
+		abort(server)
 		return
 	}
 	closeWrite(server)
 	down, _ := io.Copy(c, server)
-	p.count(a, down, cw.n)
+	p.count(a, down, 0)
 }
 
 // connect opens a tunnel to hostport, checked as serveConn checks.
