@@ -342,9 +342,8 @@ func TestHalfOpenWaitingOnTheServerStaysOpen(t *testing.T) {
 	waitEnded(t, ended)
 }
 
-// The HTTP proxy's forwarding counts a body the jail cut short, and
-// passes the cut to the server as a reset: as a clean end, a body
-// without a length would look whole.
+// The HTTP proxy's forwarding counts a body the jail cut short, and the
+// server sees it cut.
 func TestHTTPProxyForwardCountsACutBody(t *testing.T) {
 	got := make(chan error, 1)
 	read := make(chan int64, 1)
@@ -377,8 +376,8 @@ func TestHTTPProxyForwardCountsACutBody(t *testing.T) {
 	abort(jail)
 	select {
 	case err := <-got:
-		if !isReset(err) {
-			t.Errorf("the server's read of the cut body ended with %v; want a connection reset", err)
+		if err == nil {
+			t.Error("the server read the cut body as whole")
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server's read did not end")

@@ -24,8 +24,9 @@ const (
 	settleCut  = 100 * time.Millisecond
 )
 
-// relays counts the relays under way and holds the server connection of
-// each, so that the end of a run can cut those still going.
+// relays counts the relays whose jail side is under way and holds the
+// server connection of each, so that the end of a run can cut those
+// still going.
 type relays struct {
 	mu    sync.Mutex
 	n     int
@@ -36,8 +37,8 @@ type relays struct {
 
 func newRelays() *relays { return &relays{conns: map[net.Conn]struct{}{}} }
 
-// start counts a relay to server (nil: none to cut); the func it returns
-// ends it, once all it moved is counted.
+// start counts a relay's jail side, to server (nil: none to cut); the
+// func it returns ends it, once what that side moved is counted.
 func (r *relays) start(server net.Conn) (end func()) {
 	r.mu.Lock()
 	r.n++

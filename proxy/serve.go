@@ -78,8 +78,9 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	// One request per connection: its body goes up, the answer comes
 	// back, and nothing else the client sends on it is forwarded.
 	// The end of a run waits for the request to be written, as relay
-	// does for the jail's side; a body cut short (the jail's reset, the
-	// run's end) is a reset to the server too.
+	// does for the jail's side. A body cut short (the jail's reset) lacks
+	// its framing's end, which the server sees: closed, not reset, so
+	// that what was counted still reaches it.
 	a := p.track(t)
 	cw := &countWriter{w: server}
 	end := p.relays.start(server)
@@ -87,7 +88,6 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	p.count(a, 0, cw.n)
 	end()
 	if err != nil {
-		abort(server)
 		return
 	}
 	closeWrite(server)
