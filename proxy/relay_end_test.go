@@ -412,3 +412,40 @@ func TestSettleDoesNotWaitForTheServer(t *testing.T) {
 		t.Errorf("settle waited %v for a server that keeps its side open", d)
 	}
 }
+
+// The HTTP proxy's forwarding passes on an answer the server gives before
+// it has the body (a 413, then its close, while the body still comes),
+// as a host's client would read it; and a request without a body goes
+// without one.
+func TestHTTPProxyForwardEarlyAnswer(t *testing.T) {
+	heads := make(chan http.Header, 2)
+	port := server(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		heads <- req.Header
+		fmt.Fprintf(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo big!\n")
+		c.Close() // the body unread: a reset
+	})
+	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	for _, method := range []string{"POST", "GET"} {
+		jail, served := pair(t)
+		go p.serveHTTP(served)
+		jail.SetDeadline(time.Now().Add(10 * time.Second))
+		if method == "POST" {
+			fmt.Fprintf(jail, "POST http://api.test:%d/up HTTP/1.1\r\nHost: api.test:%d\r\nContent-Length: %d\r\n\r\n", port, port, 64<<20)
+			go jail.Write(make([]byte, 64<<20))
+		} else {
+			fmt.Fprintf(jail, "GET http://api.test:%d/x HTTP/1.1\r\nHost: api.test:%d\r\n\r\n", port, port)
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(jail), nil)
+		if err != nil || resp.StatusCode != 413 {
+			t.Errorf("%s: the jail read %v, %v; want the server's 413", method, resp, err)
+		}
+		if h := <-heads; method == "GET" && (h.Get("Transfer-Encoding") != "" || h.Get("Content-Length") != "") {
+			t.Errorf("a GET went with a body: %v", h)
+		}
+	}
+}

@@ -75,24 +75,38 @@ func (p *proxy) serveHTTP(c net.Conn) {
 			req.Host = net.JoinHostPort(t.Host, strconv.Itoa(int(port)))
 		}
 	}
-	// One request per connection: its body goes up, the answer comes
-	// back, and nothing else the client sends on it is forwarded.
-	// The end of a run waits for the request to be written, as relay
-	// does for the jail's side. A body cut short (the jail's reset) lacks
-	// its framing's end, which the server sees: closed, not reset, so
-	// that what was counted still reaches it.
+	// One request per connection: its body goes up while the answer
+	// comes back (a server may answer before it has the body: a 413 or a
+	// 401, then close), and nothing else the client sends on it is
+	// forwarded. The end of a run waits for the request to be written,
+	// as relay does for the jail's side. A body cut short (the jail's
+	// reset) lacks its framing's end, which the server sees: closed, not
+	// reset, so that what was counted still reaches it.
 	a := p.track(t)
+	answered := make(chan int64, 1)
+	go func() {
+		down, _ := io.Copy(c, server)
+		answered <- down
+	}()
+	body := &firstErr{r: req.Body}
+	req.Body = struct {
+		io.Reader
+		io.Closer
+	}{body, req.Body}
 	cw := &countWriter{w: server}
 	end := p.relays.start(server)
 	err = req.Write(cw)
 	p.count(a, 0, cw.n)
 	end()
-	if err != nil {
-		return
+	switch {
+	case body.err != nil:
+		server.Close() // the jail's side failed: no answer is awaited
+	case err == nil:
+		closeWrite(server)
 	}
-	closeWrite(server)
-	down, _ := io.Copy(c, server)
-	p.count(a, down, 0)
+	// Else the server failed the body, and what it answered first is
+	// still to be read.
+	p.count(a, <-answered, 0)
 }
 
 // connect opens a tunnel to hostport, checked as serveConn checks.
