@@ -57,25 +57,17 @@ func TestRelayCopySaysHowItEnded(t *testing.T) {
 }
 
 // relayed starts relaying between two TCP pairs and returns the jail's end,
-// the server's far end, and a channel closed once the relay returned.
-func relayed(t *testing.T, p *proxy) (jailSide, farSide net.Conn, ended chan struct{}) {
+// the server's far end, and a channel closed once the relay returned
+// (for ended).
+func relayed(t *testing.T, p *proxy) (jailSide, farSide net.Conn, done chan struct{}) {
 	jailSide, client := pair(t)
 	server, farSide := pair(t)
-	ended = make(chan struct{})
+	done = make(chan struct{})
 	go func() {
 		p.relay(target{"api.test", 22}, client, server, nil)
-		close(ended)
+		close(done)
 	}()
-	return jailSide, farSide, ended
-}
-
-func waitEnded(t *testing.T, ended chan struct{}) {
-	t.Helper()
-	select {
-	case <-ended:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the relay did not end after both sides did")
-	}
+	return jailSide, farSide, done
 }
 
 // A server that ends its side first (a half-close) still gets all the
@@ -83,7 +75,7 @@ func waitEnded(t *testing.T, ended chan struct{}) {
 // ends.
 func TestRelayHalfClose(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
-	jailSide, farSide, ended := relayed(t, p)
+	jailSide, farSide, done := relayed(t, p)
 	up := randomBytes(7, 3<<20)
 	gotUp := make(chan []byte, 1)
 	go func() {
@@ -104,25 +96,23 @@ func TestRelayHalfClose(t *testing.T) {
 	if b := <-gotUp; !bytes.Equal(b, up) {
 		t.Errorf("the server got %d bytes of the %d the jail sent after the server's half-close", len(b), len(up))
 	}
-	waitEnded(t, ended)
+	ended(t, done)
 }
 
 // isReset says whether err is a connection reset.
 func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
 
-// A server's reset reaches the jail as a reset, after the data that came
-// before it: a download cut short must not end like a whole one.
-func TestRelayPassesTheServersReset(t *testing.T) {
-	p, _ := newTestProxy(t, Config{})
-	jailSide, farSide, ended := relayed(t, p)
-	sent := randomBytes(8, 1<<20)
-	if _, err := farSide.Write(sent); err != nil {
+// resetAfter has the server send data and then reset, and checks that
+// the jail reads the data whole, then the reset: the data is read before
+// the reset goes, so none of it is lost on the way, and what is asserted
+// is how the read ends.
+func resetAfter(t *testing.T, jailSide, farSide net.Conn, data []byte) {
+	t.Helper()
+	if _, err := farSide.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	// The jail reads the data before the reset is sent, so none of it
-	// is lost on the way: what is asserted is how the read ends.
-	got := make([]byte, len(sent))
-	if _, err := io.ReadFull(jailSide, got); err != nil || !bytes.Equal(got, sent) {
+	got := make([]byte, len(data))
+	if _, err := io.ReadFull(jailSide, got); err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("the jail read %v before the reset; want the data whole", err)
 	}
 	abort(farSide)
@@ -131,13 +121,21 @@ func TestRelayPassesTheServersReset(t *testing.T) {
 	if !isReset(err) {
 		t.Errorf("after the server's reset the jail's read returned %d, %v; want a connection reset", n, err)
 	}
-	waitEnded(t, ended)
+}
+
+// A server's reset reaches the jail as a reset, after the data that came
+// before it: a download cut short must not end like a whole one.
+func TestRelayPassesTheServersReset(t *testing.T) {
+	p, _ := newTestProxy(t, Config{})
+	jailSide, farSide, done := relayed(t, p)
+	resetAfter(t, jailSide, farSide, randomBytes(8, 1<<20))
+	ended(t, done)
 }
 
 // The jail's reset reaches the server as a reset.
 func TestRelayPassesTheJailsReset(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
-	jailSide, farSide, ended := relayed(t, p)
+	jailSide, farSide, done := relayed(t, p)
 	if _, err := jailSide.Write([]byte("request")); err != nil {
 		t.Fatal(err)
 	}
@@ -151,20 +149,20 @@ func TestRelayPassesTheJailsReset(t *testing.T) {
 	if !isReset(err) {
 		t.Errorf("after the jail's reset the server's read returned %d, %v; want a connection reset", n, err)
 	}
-	waitEnded(t, ended)
+	ended(t, done)
 }
 
 // relayedHTTP starts relaying plain HTTP (port 80, Host checked) between
 // two TCP pairs, as relayed does.
-func relayedHTTP(t *testing.T, p *proxy) (jailSide, farSide net.Conn, ended chan struct{}) {
+func relayedHTTP(t *testing.T, p *proxy) (jailSide, farSide net.Conn, done chan struct{}) {
 	jailSide, client := pair(t)
 	server, farSide := pair(t)
-	ended = make(chan struct{})
+	done = make(chan struct{})
 	go func() {
 		p.serveConn(target{"api.test", 80}, client, server, bufio.NewReader(client))
-		close(ended)
+		close(done)
 	}()
-	return jailSide, farSide, ended
+	return jailSide, farSide, done
 }
 
 // A server's reset in the middle of an answer whose end is the
@@ -172,28 +170,15 @@ func relayedHTTP(t *testing.T, p *proxy) (jailSide, farSide net.Conn, ended chan
 // look whole.
 func TestRelayHTTPPassesTheServersReset(t *testing.T) {
 	p, rr := newTestProxy(t, Config{})
-	jailSide, farSide, ended := relayedHTTP(t, p)
+	jailSide, farSide, done := relayedHTTP(t, p)
 	if _, err := jailSide.Write([]byte("GET / HTTP/1.1\r\nHost: api.test\r\n\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := http.ReadRequest(bufio.NewReader(farSide)); err != nil {
 		t.Fatalf("the server read no request: %v", err)
 	}
-	answer := append([]byte("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"), randomBytes(9, 256<<10)...)
-	if _, err := farSide.Write(answer); err != nil {
-		t.Fatal(err)
-	}
-	got := make([]byte, len(answer))
-	if _, err := io.ReadFull(jailSide, got); err != nil || !bytes.Equal(got, answer) {
-		t.Fatalf("the jail read %v before the reset; want the answer so far, whole", err)
-	}
-	abort(farSide)
-	jailSide.SetReadDeadline(time.Now().Add(5 * time.Second))
-	n, err := jailSide.Read(make([]byte, 1))
-	if !isReset(err) {
-		t.Errorf("after the server's reset the jail's read returned %d, %v; want a connection reset", n, err)
-	}
-	waitEnded(t, ended)
+	resetAfter(t, jailSide, farSide, append([]byte("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"), randomBytes(9, 256<<10)...))
+	ended(t, done)
 	// The jail's side, reset here, ends the requests' loop: no refusal.
 	if l := rr.refused(t); len(l) > 0 {
 		t.Errorf("the server's reset was said as a refusal: %q", l)
@@ -205,7 +190,7 @@ func TestRelayHTTPPassesTheServersReset(t *testing.T) {
 // reads to the end), and is no refusal.
 func TestRelayHTTPPassesTheJailsReset(t *testing.T) {
 	p, rr := newTestProxy(t, Config{})
-	jailSide, farSide, ended := relayedHTTP(t, p)
+	jailSide, farSide, done := relayedHTTP(t, p)
 	head := "POST /up HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: chunked\r\n\r\n4\r\npart\r\n"
 	if _, err := jailSide.Write([]byte(head)); err != nil {
 		t.Fatal(err)
@@ -225,7 +210,7 @@ func TestRelayHTTPPassesTheJailsReset(t *testing.T) {
 	if !isReset(err) {
 		t.Errorf("after the jail's reset the server's read returned %v; want a connection reset", err)
 	}
-	waitEnded(t, ended)
+	ended(t, done)
 	if l := rr.refused(t); len(l) > 0 {
 		t.Errorf("the jail's reset was said as a refusal: %q", l)
 	}
@@ -263,7 +248,7 @@ func TestSettleWaitsForRelays(t *testing.T) {
 // the last report has every byte the server can still get.
 func TestSettleCountsWhatWasWritten(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
-	jailSide, farSide, ended := relayed(t, p)
+	jailSide, farSide, done := relayed(t, p)
 	go func() {
 		jailSide.Write(make([]byte, 32<<20))
 		jailSide.Close()
@@ -277,7 +262,7 @@ func TestSettleCountsWhatWasWritten(t *testing.T) {
 	if counted != got {
 		t.Errorf("when settle returned %d bytes were counted; the server then read %d", counted, got)
 	}
-	waitEnded(t, ended)
+	ended(t, done)
 }
 
 // A connection whose server ended its side, and whose jail side sends
@@ -286,13 +271,13 @@ func TestSettleCountsWhatWasWritten(t *testing.T) {
 func TestHalfOpenLeftIdleIsClosed(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
 	p.halfOpenIdle = 100 * time.Millisecond
-	jailSide, farSide, ended := relayed(t, p)
+	jailSide, farSide, done := relayed(t, p)
 	farSide.Write([]byte("bye\n"))
 	closeWrite(farSide)
 	if b, err := io.ReadAll(jailSide); err != nil || string(b) != "bye\n" {
 		t.Fatalf("the jail read %q, %v", b, err)
 	}
-	waitEnded(t, ended)
+	ended(t, done)
 }
 
 // One whose jail side goes on sending, a little at a time, stays open
@@ -300,7 +285,7 @@ func TestHalfOpenLeftIdleIsClosed(t *testing.T) {
 func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
 	p.halfOpenIdle = 200 * time.Millisecond
-	jailSide, farSide, ended := relayed(t, p)
+	jailSide, farSide, done := relayed(t, p)
 	closeWrite(farSide)
 	if _, err := io.ReadAll(jailSide); err != nil {
 		t.Fatal(err)
@@ -316,7 +301,7 @@ func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
 	if b, err := io.ReadAll(farSide); err != nil || string(b) != strings.Repeat("x", 20) {
 		t.Errorf("the server got %q, %v; want the 20 bytes the jail sent over a second", b, err)
 	}
-	waitEnded(t, ended)
+	ended(t, done)
 }
 
 // One whose jail side waits on a server slow to take its bytes is not
@@ -325,7 +310,7 @@ func TestHalfOpenWaitingOnTheServerStaysOpen(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
 	p.halfOpenIdle = 100 * time.Millisecond
 	up := randomBytes(10, 32<<20) // more than the buffers on the way hold
-	jailSide, farSide, ended := relayed(t, p)
+	jailSide, farSide, done := relayed(t, p)
 	closeWrite(farSide)
 	if _, err := io.ReadAll(jailSide); err != nil {
 		t.Fatal(err)
@@ -339,7 +324,7 @@ func TestHalfOpenWaitingOnTheServerStaysOpen(t *testing.T) {
 	if b, err := io.ReadAll(farSide); err != nil || !bytes.Equal(b, up) {
 		t.Errorf("the server, slow to read, got %d bytes of %d, %v", len(b), len(up), err)
 	}
-	waitEnded(t, ended)
+	ended(t, done)
 }
 
 // The HTTP proxy's forwarding counts a body the jail cut short, and the
@@ -360,10 +345,10 @@ func TestHTTPProxyForwardCountsACutBody(t *testing.T) {
 	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
 		Hosts: map[string]string{"api.test": "127.0.0.1"}})
 	jail, served := pair(t)
-	ended := make(chan struct{})
+	done := make(chan struct{})
 	go func() {
 		p.serveHTTP(served)
-		close(ended)
+		close(done)
 	}()
 	fmt.Fprintf(jail, "POST http://api.test:%d/up HTTP/1.1\r\nHost: api.test:%d\r\nTransfer-Encoding: chunked\r\n\r\n", port, port)
 	chunk := fmt.Sprintf("%x\r\n%s\r\n", 1<<16, bytes.Repeat([]byte("b"), 1<<16))
@@ -383,7 +368,7 @@ func TestHTTPProxyForwardCountsACutBody(t *testing.T) {
 		t.Fatal("the server's read did not end")
 	}
 	n := <-read
-	waitEnded(t, ended)
+	ended(t, done)
 	p.mu.Lock()
 	var counted int64
 	for _, a := range p.allowed {
