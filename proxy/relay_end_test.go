@@ -403,34 +403,96 @@ func TestSettleDoesNotWaitForTheServer(t *testing.T) {
 // as a host's client would read it; and a request without a body goes
 // without one.
 func TestHTTPProxyForwardEarlyAnswer(t *testing.T) {
-	heads := make(chan http.Header, 2)
+	heads := make(chan []string, 2) // the Transfer-Encoding each request came with
 	port := server(t, func(c net.Conn) {
 		req, err := http.ReadRequest(bufio.NewReader(c))
 		if err != nil {
 			return
 		}
-		heads <- req.Header
+		heads <- req.TransferEncoding
 		fmt.Fprintf(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo big!\n")
 		c.Close() // the body unread: a reset
 	})
 	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
 		Hosts: map[string]string{"api.test": "127.0.0.1"}})
-	for _, method := range []string{"POST", "GET"} {
+	for _, c := range []struct{ name, head string }{
+		{"POST", fmt.Sprintf("POST /up HTTP/1.1\r\nContent-Length: %d\r\n", 64<<20)},
+		{"GET", "GET /x HTTP/1.1\r\n"},
+		{"empty POST", "POST /up HTTP/1.1\r\nContent-Length: 0\r\n"},
+		{"POST without a length", "POST /up HTTP/1.1\r\n"},
+	} {
 		jail, served := pair(t)
 		go p.serveHTTP(served)
 		jail.SetDeadline(time.Now().Add(10 * time.Second))
-		if method == "POST" {
-			fmt.Fprintf(jail, "POST http://api.test:%d/up HTTP/1.1\r\nHost: api.test:%d\r\nContent-Length: %d\r\n\r\n", port, port, 64<<20)
+		head := strings.Replace(c.head, " /", fmt.Sprintf(" http://api.test:%d/", port), 1)
+		fmt.Fprintf(jail, "%sHost: api.test:%d\r\n\r\n", head, port)
+		if c.name == "POST" {
 			go jail.Write(make([]byte, 64<<20))
-		} else {
-			fmt.Fprintf(jail, "GET http://api.test:%d/x HTTP/1.1\r\nHost: api.test:%d\r\n\r\n", port, port)
 		}
 		resp, err := http.ReadResponse(bufio.NewReader(jail), nil)
 		if err != nil || resp.StatusCode != 413 {
-			t.Errorf("%s: the jail read %v, %v; want the server's 413", method, resp, err)
+			t.Errorf("%s: the jail read %v, %v; want the server's 413", c.name, resp, err)
 		}
-		if h := <-heads; method == "GET" && (h.Get("Transfer-Encoding") != "" || h.Get("Content-Length") != "") {
-			t.Errorf("a GET went with a body: %v", h)
+		if te := <-heads; c.name != "POST" && len(te) > 0 {
+			t.Errorf("%s went with a body of unknown length: Transfer-Encoding %q", c.name, te)
 		}
+	}
+}
+
+// The HTTP proxy's forwarding passes the end of an answer on as it comes,
+// though the body is not all sent (a client waiting on Expect: 100-continue
+// reads the refusal and its end), a server's reset as a reset, and counts
+// the answer as it passes.
+func TestHTTPProxyForwardPassesTheAnswersEnd(t *testing.T) {
+	answer := append([]byte("HTTP/1.0 200 OK\r\n\r\n"), randomBytes(11, 1<<20)...)
+	stall, reset := make(chan struct{}), make(chan struct{})
+	port := server(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		switch req.URL.Path {
+		case "/expect":
+			fmt.Fprintf(c, "HTTP/1.1 403 Forbidden\r\nConnection: close\r\n\r\nnot you\n")
+			c.(*net.TCPConn).CloseWrite()
+			<-stall // the body never read
+		case "/reset":
+			c.Write(answer)
+			<-reset
+			abort(c)
+		}
+	})
+	defer close(stall)
+	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+
+	jail, served := pair(t)
+	go p.serveHTTP(served)
+	jail.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(jail, "PUT http://api.test:%d/expect HTTP/1.1\r\nHost: api.test:%d\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", port, port)
+	if b, err := io.ReadAll(jail); err != nil || !strings.HasSuffix(string(b), "not you\n") {
+		t.Errorf("the jail waiting on Expect read %q, %v; want the refusal, then its end", b, err)
+	}
+
+	p.mu.Lock()
+	before := p.allowed[target{"api.test", port}].BytesIn
+	p.mu.Unlock()
+	jail, served = pair(t)
+	go p.serveHTTP(served)
+	fmt.Fprintf(jail, "GET http://api.test:%d/reset HTTP/1.1\r\nHost: api.test:%d\r\n\r\n", port, port)
+	got := make([]byte, len(answer))
+	jail.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(jail, got); err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	in := p.allowed[target{"api.test", port}].BytesIn - before
+	p.mu.Unlock()
+	if in != int64(len(answer)) {
+		t.Errorf("an answer read whole, its connection open, counted %d bytes in of %d", in, len(answer))
+	}
+	close(reset)
+	if n, err := jail.Read(make([]byte, 1)); !isReset(err) {
+		t.Errorf("after the server's reset the jail's read returned %d, %v; want a connection reset", n, err)
 	}
 }

@@ -75,24 +75,34 @@ func (p *proxy) serveHTTP(c net.Conn) {
 			req.Host = net.JoinHostPort(t.Host, strconv.Itoa(int(port)))
 		}
 	}
+	if _, ok := req.Header["User-Agent"]; !ok {
+		// Written as the client sent it: without one (Write would add
+		// Go's), as relayHTTP does.
+		req.Header["User-Agent"] = []string{""}
+	}
 	// One request per connection: its body goes up while the answer
 	// comes back (a server may answer before it has the body: a 413 or a
 	// 401, then close), and nothing else the client sends on it is
-	// forwarded. The end of a run waits for the request to be written,
-	// as relay does for the jail's side. A body cut short (the jail's
-	// reset) lacks its framing's end, which the server sees: closed, not
-	// reset, so that what was counted still reaches it.
+	// forwarded. The answer is relayed as relay's are: counted as it
+	// passes, its end passed on (a reset as a reset). The end of a run
+	// waits for the request to be written, as relay does for the jail's
+	// side. A body cut short (the jail's reset) lacks its framing's end,
+	// which the server sees: closed, not reset, so that what was counted
+	// still reaches it.
 	a := p.track(t)
-	answered := make(chan int64, 1)
+	answered := make(chan struct{})
 	go func() {
-		down, _ := io.Copy(c, server)
-		answered <- down
+		defer close(answered)
+		p.pass(c, server, a, true, nil)
 	}()
 	body := &firstErr{r: req.Body}
-	req.Body = struct {
-		io.Reader
-		io.Closer
-	}{body, req.Body}
+	if req.Body != http.NoBody {
+		// (NoBody is how Write knows a request has no body at all.)
+		req.Body = struct {
+			io.Reader
+			io.Closer
+		}{body, req.Body}
+	}
 	cw := &countWriter{w: server}
 	end := p.relays.start(server)
 	err = req.Write(cw)
@@ -106,7 +116,7 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	}
 	// Else the server failed the body, and what it answered first is
 	// still to be read.
-	p.count(a, <-answered, 0)
+	<-answered
 }
 
 // connect opens a tunnel to hostport, checked as serveConn checks.
