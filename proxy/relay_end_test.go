@@ -401,15 +401,17 @@ func TestSettleDoesNotWaitForTheServer(t *testing.T) {
 // The HTTP proxy's forwarding passes on an answer the server gives before
 // it has the body (a 413, then its close, while the body still comes),
 // as a host's client would read it; and a request without a body goes
-// without one.
+// without one, and one without a User-Agent without Go's.
 func TestHTTPProxyForwardEarlyAnswer(t *testing.T) {
 	heads := make(chan []string, 2) // the Transfer-Encoding each request came with
+	agents := make(chan string, 2)
 	port := server(t, func(c net.Conn) {
 		req, err := http.ReadRequest(bufio.NewReader(c))
 		if err != nil {
 			return
 		}
 		heads <- req.TransferEncoding
+		agents <- req.UserAgent()
 		fmt.Fprintf(c, "HTTP/1.1 413 Payload Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo big!\n")
 		c.Close() // the body unread: a reset
 	})
@@ -435,6 +437,9 @@ func TestHTTPProxyForwardEarlyAnswer(t *testing.T) {
 		}
 		if te := <-heads; c.name != "POST" && len(te) > 0 {
 			t.Errorf("%s went with a body of unknown length: Transfer-Encoding %q", c.name, te)
+		}
+		if ua := <-agents; ua != "" {
+			t.Errorf("%s, sent without a User-Agent, reached the server with %q", c.name, ua)
 		}
 	}
 }
