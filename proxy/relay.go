@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 )
 
 // closeWriter is a connection that can end one direction (TCP, and the
@@ -66,7 +65,7 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 		defer end()
 		p.pass(server, client, a, false, up)
 	}()
-	if p.pass(client, server, a, true, nil) {
+	if p.pass(client, server, a, true, up) {
 		p.halfOpen(done, client, server, up)
 	}
 	<-done
@@ -74,71 +73,30 @@ func (p *proxy) relay(t target, client net.Conn, server net.Conn, first []byte) 
 	server.Close()
 }
 
-// pass copies src to dst as relay does, and passes src's end on to dst;
-// watch (nil: none) follows its writes. It reports whether src ended
-// cleanly (and dst took all of it).
-func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool, watch *progress) bool {
+// pass copies src to dst as relay does, and passes src's end on to dst.
+// up is the jail's side (nil: not followed): the jail's side itself
+// (down false) has its writes to the server followed in it; the server's
+// side (down true) asks it, at a clean end, whether that end hides the
+// server's reset. It reports whether src ended cleanly (and dst took all
+// of it).
+func (p *proxy) pass(dst, src net.Conn, a *allowedStat, down bool, up *progress) bool {
+	var watch *progress
+	if !down {
+		watch = up
+	}
 	readErr, writeErr := p.pipe(dst, src, a, down, watch)
 	switch {
 	case writeErr != nil:
 		// dst failed: its own end reaches its peer; the copy the other
 		// way ends when src does.
 		return false
-	case readErr != nil:
+	case readErr != nil, down && up != nil && up.resetSeen():
 		abort(dst)
 		src.Close()
 		return false
 	}
 	closeWrite(dst)
 	return true
-}
-
-// progress is what halfOpen watches of the jail's side: the bytes
-// written to the server, and whether a write is waiting on it.
-type progress struct {
-	wrote   atomic.Int64
-	writing atomic.Bool
-}
-
-// watched is a destination whose writes progress follows.
-type watched struct {
-	w io.Writer
-	p *progress
-}
-
-func (w watched) Write(b []byte) (int, error) {
-	w.p.writing.Store(true)
-	n, err := w.w.Write(b)
-	w.p.wrote.Add(int64(n))
-	w.p.writing.Store(false)
-	return n, err
-}
-
-// halfOpen waits for the jail's side of a connection whose server ended
-// its own (done: the jail's side ended too), and resets both sides once
-// a whole p.halfOpenIdle (so after 1 to 2 of them) passed with nothing
-// written to the server and no write waiting on it: a program finishing
-// an upload after a half-close sends at once, and one that keeps a
-// connection the server ended (a leaky pool) would hold one of the
-// stack's slots with it as long as it lives.
-func (p *proxy) halfOpen(done <-chan struct{}, client, server net.Conn, up *progress) {
-	tick := time.NewTicker(p.halfOpenIdle)
-	defer tick.Stop()
-	last := up.wrote.Load()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-		}
-		n := up.wrote.Load()
-		if n == last && !up.writing.Load() {
-			abort(client)
-			abort(server)
-			return
-		}
-		last = n
-	}
 }
 
 // relayIdle is what relayCopy reads into while a connection is quiet,
@@ -217,8 +175,9 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 	lost := make(chan struct{})
 	done := make(chan struct{})
 	var aborted atomic.Bool // the jail's side, for the server's reset
+	sent := &progress{}     // the jail's side's writes
 	go func() {
-		if err := p.responses(server, down, queue, lost); err != nil {
+		if err := p.responses(server, down, queue, lost); err != nil || sent.resetSeen() {
 			aborted.Store(true)
 			abort(client)
 		} else {
@@ -226,7 +185,7 @@ func (p *proxy) relayHTTP(t target, client, server net.Conn, cbr *bufio.Reader) 
 		}
 		close(done)
 	}()
-	up := &countWriter{w: server}
+	up := &countWriter{w: watched{server, sent}}
 	jail := &firstErr{r: cbr}
 	lim := &io.LimitedReader{R: jail, N: maxHeader}
 	br := bufio.NewReader(lim)

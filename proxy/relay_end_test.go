@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -98,9 +97,6 @@ func TestRelayHalfClose(t *testing.T) {
 	}
 	ended(t, done)
 }
-
-// isReset says whether err is a connection reset.
-func isReset(err error) bool { return errors.Is(err, syscall.ECONNRESET) }
 
 // resetAfter has the server send data and then reset, and checks that
 // the jail reads the data whole, then the reset: the data is read before
@@ -284,13 +280,13 @@ func TestHalfOpenLeftIdleIsClosed(t *testing.T) {
 // past halfOpenIdle until the jail ends its side.
 func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
-	p.halfOpenIdle = 200 * time.Millisecond
+	p.halfOpenIdle = 500 * time.Millisecond
 	jailSide, farSide, done := relayed(t, p)
 	closeWrite(farSide)
 	if _, err := io.ReadAll(jailSide); err != nil {
 		t.Fatal(err)
 	}
-	for range 20 {
+	for range 40 {
 		time.Sleep(50 * time.Millisecond)
 		if _, err := jailSide.Write([]byte("x")); err != nil {
 			t.Fatalf("the jail's write after %v: %v", p.halfOpenIdle, err)
@@ -298,8 +294,8 @@ func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
 	}
 	closeWrite(jailSide)
 	farSide.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if b, err := io.ReadAll(farSide); err != nil || string(b) != strings.Repeat("x", 20) {
-		t.Errorf("the server got %q, %v; want the 20 bytes the jail sent over a second", b, err)
+	if b, err := io.ReadAll(farSide); err != nil || string(b) != strings.Repeat("x", 40) {
+		t.Errorf("the server got %q, %v; want the 40 bytes the jail sent over two seconds", b, err)
 	}
 	ended(t, done)
 }
@@ -308,7 +304,7 @@ func TestHalfOpenStillSendingStaysOpen(t *testing.T) {
 // left idle: a write under way is progress, though it has not returned.
 func TestHalfOpenWaitingOnTheServerStaysOpen(t *testing.T) {
 	p, _ := newTestProxy(t, Config{})
-	p.halfOpenIdle = 100 * time.Millisecond
+	p.halfOpenIdle = 300 * time.Millisecond
 	up := randomBytes(10, 32<<20) // more than the buffers on the way hold
 	jailSide, farSide, done := relayed(t, p)
 	closeWrite(farSide)
@@ -319,7 +315,7 @@ func TestHalfOpenWaitingOnTheServerStaysOpen(t *testing.T) {
 		jailSide.Write(up)
 		closeWrite(jailSide)
 	}()
-	time.Sleep(500 * time.Millisecond) // five idle times, the writes waiting
+	time.Sleep(time.Second) // over three idle times, the writes waiting
 	farSide.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if b, err := io.ReadAll(farSide); err != nil || !bytes.Equal(b, up) {
 		t.Errorf("the server, slow to read, got %d bytes of %d, %v", len(b), len(up), err)
@@ -499,5 +495,100 @@ func TestHTTPProxyForwardPassesTheAnswersEnd(t *testing.T) {
 	close(reset)
 	if n, err := jail.Read(make([]byte, 1)); !isReset(err) {
 		t.Errorf("after the server's reset the jail's read returned %d, %v; want a connection reset", n, err)
+	}
+}
+
+// uploadReset has the jail upload 64 MiB on c while it reads the answer
+// to its end, and reports whether it learnt of a reset: by its read, or
+// by its write, as a socket reports a reset once, to whichever call
+// meets it first.
+func uploadReset(c net.Conn) (bool, error) {
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := c.Write(make([]byte, 64<<20))
+		wrote <- err
+	}()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err := io.ReadAll(c)
+	if isReset(err) {
+		return true, err
+	}
+	c.Close() // a write still waiting ends
+	return isReset(<-wrote), err
+}
+
+// A server's reset while the jail still uploads reaches the jail as a
+// reset, though a write of the upload, not the read of the answer, met
+// it on the way (a socket reports a reset once): through the relay and
+// through the HTTP proxy's forwarding, five times each, as the two race.
+func TestServersResetDuringAnUpload(t *testing.T) {
+	answer := randomBytes(12, 2<<20)
+	p, _ := newTestProxy(t, Config{})
+	for round := range 5 {
+		jailSide, farSide, done := relayed(t, p)
+		go func() {
+			io.CopyN(io.Discard, farSide, 1<<20)
+			farSide.Write(answer)
+			abort(farSide)
+		}()
+		if reset, err := uploadReset(jailSide); !reset {
+			t.Errorf("relay, round %d: the jail's read of the cut answer ended with %v, and its upload without a reset", round, err)
+		}
+		ended(t, done)
+	}
+
+	port := server(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.CopyN(io.Discard, req.Body, 1<<20)
+		c.Write(append([]byte("HTTP/1.0 200 OK\r\n\r\n"), answer...))
+		abort(c)
+	})
+	p, _ = newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	for round := range 5 {
+		jail, served := pair(t)
+		go p.serveHTTP(served)
+		fmt.Fprintf(jail, "POST http://api.test:%d/up HTTP/1.1\r\nHost: api.test:%d\r\nContent-Length: %d\r\n\r\n", port, port, 64<<20)
+		if reset, err := uploadReset(jail); !reset {
+			t.Errorf("forwarding, round %d: the jail's read of the cut answer ended with %v, and its upload without a reset", round, err)
+		}
+	}
+}
+
+// The HTTP proxy's forwarding sends the server one Connection header, its
+// own, and no trailer (a Host among them is not the one checked).
+func TestHTTPProxyForwardDropsHopByHop(t *testing.T) {
+	seen := make(chan *http.Request, 1)
+	port := server(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			return
+		}
+		io.Copy(io.Discard, req.Body)
+		seen <- req
+		fmt.Fprintf(c, "HTTP/1.1 204 No Content\r\n\r\n")
+	})
+	p, _ := newTestProxy(t, Config{Mode: "allowlist", Allow: []Allow{{Host: "api.test", Port: port}},
+		Hosts: map[string]string{"api.test": "127.0.0.1"}})
+	jail, served := pair(t)
+	go p.serveHTTP(served)
+	jail.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(jail, "POST http://api.test:%d/up HTTP/1.1\r\nHost: api.test:%d\r\nConnection: keep-alive, Upgrade\r\nUpgrade: h2c\r\nTransfer-Encoding: chunked\r\nTrailer: Host\r\n\r\n4\r\nbody\r\n0\r\nHost: evil.test\r\n\r\n", port, port)
+	if resp, err := http.ReadResponse(bufio.NewReader(jail), nil); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("%v %v", resp, err)
+	}
+	req := <-seen
+	if c := req.Header.Values("Connection"); len(c) != 1 || c[0] != "close" {
+		t.Errorf("the server read Connection %q; want close alone", c)
+	}
+	if u := req.Header.Get("Upgrade"); u != "" {
+		t.Errorf("the server read Upgrade %q", u)
+	}
+	if len(req.Trailer) > 0 {
+		t.Errorf("the server read trailers %v", req.Trailer)
 	}
 }

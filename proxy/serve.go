@@ -75,6 +75,13 @@ func (p *proxy) serveHTTP(c net.Conn) {
 			req.Host = net.JoinHostPort(t.Host, strconv.Itoa(int(port)))
 		}
 	}
+	// Hop-by-hop headers are this hop's (Write adds its own Connection),
+	// and trailers are not forwarded (a Host among them is not the one
+	// checked), as relayHTTP.
+	for _, h := range []string{"Connection", "Keep-Alive", "Upgrade", "HTTP2-Settings", "TE", "Trailer"} {
+		req.Header.Del(h)
+	}
+	req.Trailer = nil
 	if _, ok := req.Header["User-Agent"]; !ok {
 		// Written as the client sent it: without one (Write would add
 		// Go's), as relayHTTP does.
@@ -91,9 +98,10 @@ func (p *proxy) serveHTTP(c net.Conn) {
 	// still reaches it.
 	a := p.track(t)
 	answered := make(chan struct{})
+	up := &progress{}
 	go func() {
 		defer close(answered)
-		p.pass(c, server, a, true, nil)
+		p.pass(c, server, a, true, up)
 	}()
 	body := &firstErr{r: req.Body}
 	if req.Body != http.NoBody {
@@ -103,7 +111,7 @@ func (p *proxy) serveHTTP(c net.Conn) {
 			io.Closer
 		}{body, req.Body}
 	}
-	cw := &countWriter{w: server}
+	cw := &countWriter{w: watched{server, up}}
 	end := p.relays.start(server)
 	err = req.Write(cw)
 	p.count(a, 0, cw.n)
