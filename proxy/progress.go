@@ -49,16 +49,16 @@ func (w watched) Write(b []byte) (int, error) {
 	w.p.writing.Store(true)
 	n, err := w.w.Write(b)
 	w.p.wrote.Add(int64(n))
-	if isReset(err) {
-		w.p.reset.Store(true) // before writing is cleared: resetSeen reads them so
+	if errors.Is(err, syscall.ECONNRESET) {
+		// The server's reset, not its close: a reset that comes after
+		// the server's end (its kernel refusing what it was sent after
+		// its FIN) is EPIPE, and the end it follows was clean, as a
+		// host's client reads it. Noted before writing is cleared:
+		// resetSeen reads them so.
+		w.p.reset.Store(true)
 	}
 	w.p.writing.Store(false)
 	return n, err
-}
-
-// isReset reports whether err is the peer's reset.
-func isReset(err error) bool {
-	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // halfOpen waits for the jail's side of a connection whose server ended
