@@ -283,8 +283,9 @@ func TestLingeringConnectionKeepsItsSlot(t *testing.T) {
 	}
 }
 
-// closingHandler serves as proxy's relay does: once the server's data
-// ends, the jail's side is closed whole, not only for writing.
+// closingHandler closes the jail's side whole once the server's data
+// ends, not only for writing, as proxy's relay does to a connection the
+// jail then leaves idle (halfOpen).
 type closingHandler struct{ *testHandler }
 
 func (h closingHandler) Serve(_ netip.AddrPort, client, upstream net.Conn) {

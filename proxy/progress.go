@@ -61,6 +61,12 @@ func (w watched) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// halfOpenIdle is a relayed connection's time, once its server ended its
+// side, to go without progress on the jail's side before it is reset:
+// long enough for a program between two writes, short against a program
+// that never closes what it read to the end.
+const halfOpenIdle = 10 * time.Second
+
 // halfOpen waits for the jail's side of a connection whose server ended
 // its own (done: the jail's side ended too), and resets both sides once
 // a whole p.halfOpenIdle (so after 1 to 2 of them) passed with nothing

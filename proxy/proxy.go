@@ -308,10 +308,12 @@ type proxy struct {
 	// handshakes counts the interceptions whose TLS handshake is under
 	// way: its outcome (a refused certificate) belongs in the last report.
 	handshakes sync.WaitGroup
-	// relays is the relays under way, which the end of a run waits for.
+	// relays is the relays' jail sides under way, which the end of a run
+	// waits for.
 	relays *relays
 	// halfOpenIdle is how long a connection whose server ended its side
-	// may go without the jail sending before it is closed (relay).
+	// may go without progress on the jail's side before it is reset
+	// (halfOpen).
 	halfOpenIdle time.Duration
 
 	mu      sync.Mutex
@@ -342,12 +344,6 @@ func newProxy(cfg Config, out *os.File) *proxy {
 		pieces: newPieceStore(flowBudget), relays: newRelays(), halfOpenIdle: halfOpenIdle,
 		denied: map[refusal]int{}, allowed: map[target]*allowedStat{}}
 }
-
-// halfOpenIdle is a relayed connection's time, once its server ended its
-// side, to go without the jail sending before it is closed: long enough
-// for a program between two writes, short against a program that never
-// closes what it read to the end.
-const halfOpenIdle = 10 * time.Second
 
 // accept serves the connections to a proxy's listener; past maxConns
 // open through both proxies, a connection is closed and recorded, as the
